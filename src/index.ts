@@ -1,0 +1,18 @@
+/**
+ * mailverify: email address verification with the exact statuses of the verification service it reproduces.
+ * Public surface (decisions.md §2): named exports only.
+ */
+export { parseAddress } from './syntax/parse.js';
+export type { ParseResult, ParsedAddress, SyntaxFailure } from './syntax/types.js';
+export {
+  STATUS_CODES,
+  CURRENT_STATUS_CODES,
+  LEGACY_STATUS_CODES,
+  classificationOf,
+  groupsOf,
+  isInGroup,
+  isStatusCode,
+} from './status/catalogue.js';
+export type { StatusCode, SyntaxStatus, StatusGroup, Classification } from './status/catalogue.js';
+export { PROVIDER_RULES } from './syntax/provider-rules.js';
+export type { ProviderRule } from './syntax/provider-rules.js';

@@ -1,0 +1,522 @@
+/**
+ * parseAddress: an RFC 5321 §4.1.2 Mailbox, extended by RFC 6531 §3.3 (UTF-8 in atoms, quoted strings and domain
+ * labels), with RFC 5322 §3.2.2 CFWS allowed at the edges only. One left-to-right pass over character codes with an
+ * explicit position; no regular expressions. The first failure found decides the status and the index
+ * (decisions.md §3): a character that cannot stand where it is fails at that character; a part judged when it ends
+ * fails at its terminating character (or the end of the input); the whole-address length fails at the end.
+ */
+import type { SyntaxStatus } from '../status/catalogue.js';
+import {
+  ATEXT,
+  CTEXT,
+  Ch,
+  DTEXT,
+  LDH,
+  QTEXT,
+  isLabelSeparator,
+  isWsp,
+  nonAsciiWidth,
+  utf8Octets,
+} from './chars.js';
+import { isValidALabel, mapDomainChar, toALabel } from './idna.js';
+import { isAddressLiteral } from './literal.js';
+import { checkProviderRules } from './provider-rules.js';
+import type { ParseResult } from './types.js';
+
+/** RFC 5321 §4.5.3.1.1. */
+const MAX_LOCAL_PART_OCTETS = 64;
+/** RFC 1035 §2.3.4, in A-label octets. */
+const MAX_LABEL_OCTETS = 63;
+/** RFC 1035 §2.3.4: 255 octets on the wire, 253 in text form without the root dot. */
+const MAX_DOMAIN_OCTETS = 253;
+/** RFC 5321 §4.5.3.1.3 path of 256 octets minus the angle brackets (RFC 3696 erratum 1690). */
+const MAX_ADDRESS_OCTETS = 254;
+
+/** Parser state for one input. Methods return false after recording a failure. */
+class AddressParser {
+  pos = 0;
+  readonly len: number;
+  failStatus: SyntaxStatus = 'AtSignNotFound';
+  failIndex = -1;
+
+  localStart = 0;
+  localEnd = 0;
+  localOctets = 0;
+  localHasNonAscii = false;
+  atIndex = -1;
+  domainStart = 0;
+  domainEnd = 0;
+  asciiDomain = '';
+  domainIsIdn = false;
+
+  // State of the label being scanned.
+  labelStart = 0;
+  labelCount = 0;
+  labelIsIdn = false;
+  labelMappedEmpty = true;
+  labelEndsWithHyphen = false;
+  labelAllDigits = true;
+  lastLabelAllDigits = false;
+  domainAsciiLength = 0;
+  /** The ASCII domain, built label by label once a label needs conversion; null while it is a slice of the input. */
+  asciiBuilder: string | null = null;
+
+  constructor(readonly input: string) {
+    this.len = input.length;
+  }
+
+  fail(status: SyntaxStatus, index: number): false {
+    this.failStatus = status;
+    this.failIndex = index;
+    return false;
+  }
+
+  /**
+   * The character at `pos` cannot stand where it is, after a part that has ended (a closing quote, `]`, or CFWS after
+   * a part): an atom, dot or quote starts a word where none may start (InvalidWordBoundaryStart), a stray `)` leaves
+   * the comments unbalanced, anything else is an invalid character.
+   */
+  failAfterPart(): false {
+    const c = this.input.charCodeAt(this.pos);
+    if (c === Ch.CLOSE_PAREN) return this.fail('UnbalancedCommentParenthesis', this.pos);
+    if (c === Ch.DOT || c === Ch.QUOTE || (c < 0x80 ? ATEXT[c] === 1 : nonAsciiWidth(this.input, this.pos, c) > 0)) {
+      return this.fail('InvalidWordBoundaryStart', this.pos);
+    }
+    return this.fail('InvalidCharacterInSequence', this.pos);
+  }
+
+  parse(): ParseResult {
+    if (!this.parseAddress()) {
+      return { ok: false, status: this.failStatus, syntaxFailureIndex: this.failIndex };
+    }
+    const input = this.input;
+    const localPart = input.slice(this.localStart, this.localEnd);
+    const domainPart = input.slice(this.domainStart, this.domainEnd);
+    const hasCfws =
+      this.localStart !== 0 ||
+      this.localEnd !== this.atIndex ||
+      this.domainStart !== this.atIndex + 1 ||
+      this.domainEnd !== this.len;
+    return {
+      ok: true,
+      emailAddress: hasCfws ? localPart + '@' + domainPart : input,
+      localPart,
+      domainPart,
+      asciiDomainPart: this.asciiDomain,
+      hasInternationalMailboxName: this.localHasNonAscii,
+      hasInternationalDomainName: this.domainIsIdn,
+    };
+  }
+
+  parseAddress(): boolean {
+    const input = this.input;
+    // RFC 5322 §3.4.1 addr-spec = local-part "@" domain, each side wrapped in optional CFWS.
+    if (!this.skipCfws()) return false;
+    this.localStart = this.pos;
+    const ok = input.charCodeAt(this.pos) === Ch.QUOTE ? this.scanQuotedString() : this.scanDotString();
+    if (!ok) return false;
+    this.localEnd = this.pos;
+    if (!this.judgeLocalPart()) return false;
+    if (!this.skipCfws()) return false;
+    if (this.pos >= this.len) return this.fail('AtSignNotFound', this.len);
+    if (input.charCodeAt(this.pos) !== Ch.AT) return this.failAfterPart();
+    this.atIndex = this.pos;
+    if (this.localEnd === this.localStart) return this.fail('InvalidLocalPartLength', this.atIndex);
+    this.pos++;
+    if (!this.skipCfws()) return false;
+    this.domainStart = this.pos;
+    const domainOk = input.charCodeAt(this.pos) === Ch.OPEN_BRACKET ? this.scanAddressLiteral() : this.scanDomain();
+    if (!domainOk) return false;
+    this.domainEnd = this.pos;
+    if (!this.skipCfws()) return false;
+    if (this.pos < this.len) return this.failAfterPart();
+    if (this.localOctets + 1 + this.asciiDomain.length > MAX_ADDRESS_OCTETS) {
+      return this.fail('InvalidAddressLength', this.len);
+    }
+    if (this.domainIsLiteral()) return true;
+    const rule = checkProviderRules(input, this.localStart, this.localEnd, this.atIndex, this.asciiDomain);
+    return rule === null || this.fail('IspSpecificSyntaxFailure', rule);
+  }
+
+  domainIsLiteral(): boolean {
+    return this.input.charCodeAt(this.domainStart) === Ch.OPEN_BRACKET;
+  }
+
+  /** Local-part checks made when it ends (at `pos`): trailing dot (dot-string only), then the octet length. */
+  judgeLocalPart(): boolean {
+    const input = this.input;
+    if (this.localEnd > this.localStart && input.charCodeAt(this.localEnd - 1) === Ch.DOT) {
+      return this.fail('InvalidWordBoundaryStart', this.localEnd);
+    }
+    if (this.localOctets > MAX_LOCAL_PART_OCTETS) return this.fail('InvalidLocalPartLength', this.localEnd);
+    return true;
+  }
+
+  /** RFC 5322 §3.2.2 CFWS, without obs-FWS; a part that follows is judged by the caller. */
+  skipCfws(): boolean {
+    const input = this.input;
+    let folded = false; // FWS allows one CRLF fold between comments (obs-FWS, with more, is rejected)
+    while (this.pos < this.len) {
+      const c = input.charCodeAt(this.pos);
+      if (isWsp(c)) {
+        this.pos++;
+      } else if (c === Ch.CR) {
+        if (!this.skipFold(folded)) return false;
+        folded = true;
+      } else if (c === Ch.OPEN_PAREN) {
+        if (!this.scanComment()) return false;
+        folded = false;
+      } else {
+        break;
+      }
+    }
+    return true;
+  }
+
+  /** A CRLF fold at `pos` (a CR): RFC 5322 §3.2.2 FWS = ([*WSP CRLF] 1*WSP). */
+  skipFold(alreadyFolded: boolean): boolean {
+    const input = this.input;
+    const at = this.pos;
+    if (alreadyFolded) return this.fail('InvalidFoldingWhiteSpaceSequence', at);
+    if (input.charCodeAt(at + 1) !== Ch.LF) return this.fail('InvalidFoldingWhiteSpaceSequence', at + 1);
+    if (!isWsp(input.charCodeAt(at + 2))) return this.fail('InvalidFoldingWhiteSpaceSequence', at + 2);
+    this.pos = at + 3;
+    return true;
+  }
+
+  /** RFC 5322 §3.2.2 comment, nested; `pos` is at `(`. */
+  scanComment(): boolean {
+    const input = this.input;
+    let depth = 0;
+    let folded = false;
+    while (this.pos < this.len) {
+      const c = input.charCodeAt(this.pos);
+      if (c === Ch.OPEN_PAREN) {
+        depth++;
+        this.pos++;
+        folded = false;
+      } else if (c === Ch.CLOSE_PAREN) {
+        this.pos++;
+        if (--depth === 0) return true;
+        folded = false;
+      } else if (c === Ch.BACKSLASH) {
+        // RFC 5322 §3.2.1 quoted-pair = "\" (VCHAR / WSP); a backslash at the end leaves the comment open.
+        if (this.pos + 1 >= this.len) break;
+        if (!this.skipQuotedPair(true)) return false;
+        folded = false;
+      } else if (isWsp(c)) {
+        this.pos++;
+      } else if (c === Ch.CR) {
+        if (!this.skipFold(folded)) return false;
+        folded = true;
+      } else if (c < 0x80) {
+        if (CTEXT[c] !== 1) return this.fail('InvalidCharacterInSequence', this.pos);
+        this.pos++;
+        folded = false;
+      } else {
+        const width = nonAsciiWidth(input, this.pos, c);
+        if (width === 0) return this.fail('InvalidCharacterInSequence', this.pos);
+        this.pos += width;
+        folded = false;
+      }
+    }
+    return this.fail('UnbalancedCommentParenthesis', this.len);
+  }
+
+  /**
+   * A quoted pair at `pos` (the backslash), with the escaped character present. RFC 5321 §4.1.2 quoted-pairSMTP
+   * escapes %d32-126; RFC 5322 also escapes TAB in comments; RFC 6532 §3.2 extends VCHAR with UTF8-non-ascii.
+   * Returns the UTF-8 octets consumed, or 0 after a failure.
+   */
+  skipQuotedPair(inComment: boolean): number {
+    const input = this.input;
+    const at = this.pos + 1;
+    const c = input.charCodeAt(at);
+    if (c < 0x80) {
+      if ((c >= Ch.SPACE && c <= Ch.TILDE) || (inComment && c === Ch.TAB)) {
+        this.pos = at + 1;
+        return 2;
+      }
+      this.fail('UnexpectedQuotedPairSequence', at); // obs-qp: a control character
+      return 0;
+    }
+    const width = nonAsciiWidth(input, at, c);
+    if (width === 0) {
+      // A C1 control is a control escaped by obs-qp; a lone surrogate is never a character.
+      this.fail(c <= Ch.C1_LAST ? 'UnexpectedQuotedPairSequence' : 'InvalidCharacterInSequence', at);
+      return 0;
+    }
+    this.pos = at + width;
+    return 1 + utf8Octets(c, width);
+  }
+
+  /** RFC 5321 §4.1.2 Dot-string = Atom *("." Atom), atext extended by RFC 6531 §3.3. */
+  scanDotString(): boolean {
+    const input = this.input;
+    const start = this.pos;
+    let octets = 0;
+    let afterDot = false;
+    while (this.pos < this.len) {
+      const c = input.charCodeAt(this.pos);
+      if (c < 0x80) {
+        if (ATEXT[c] === 1) {
+          afterDot = false;
+        } else if (c === Ch.DOT) {
+          if (this.pos === start) return this.fail('InvalidWordBoundaryStart', this.pos);
+          if (afterDot) return this.fail('DoubleDotSequence', this.pos);
+          afterDot = true;
+        } else if (c === Ch.AT || isWsp(c) || c === Ch.CR || c === Ch.OPEN_PAREN) {
+          break;
+        } else if (c === Ch.QUOTE) {
+          // A quoted word inside a dot-string is obs-local-part (RFC 5322 §4.4), rejected.
+          return this.fail('InvalidWordBoundaryStart', this.pos);
+        } else if (c === Ch.CLOSE_PAREN) {
+          return this.fail('UnbalancedCommentParenthesis', this.pos);
+        } else {
+          return this.fail('InvalidCharacterInSequence', this.pos);
+        }
+        this.pos++;
+        octets++;
+      } else {
+        const width = nonAsciiWidth(input, this.pos, c);
+        if (width === 0) return this.fail('InvalidCharacterInSequence', this.pos);
+        this.pos += width;
+        octets += utf8Octets(c, width);
+        this.localHasNonAscii = true;
+        afterDot = false;
+      }
+    }
+    this.localOctets = octets;
+    return true;
+  }
+
+  /** RFC 5321 §4.1.2 Quoted-string = DQUOTE *QcontentSMTP DQUOTE; `pos` is at the opening quote. */
+  scanQuotedString(): boolean {
+    const input = this.input;
+    const start = this.pos;
+    let octets = 1;
+    this.pos++;
+    while (this.pos < this.len) {
+      const c = input.charCodeAt(this.pos);
+      if (c === Ch.QUOTE) {
+        if (this.pos === start + 1) return this.fail('InvalidEmptyQuotedWord', this.pos);
+        this.pos++;
+        this.localOctets = octets + 1;
+        return this.checkAfterQuotedString();
+      }
+      if (c === Ch.BACKSLASH) {
+        if (this.pos + 1 >= this.len) break;
+        const pair = this.skipQuotedPair(false);
+        if (pair === 0) return false;
+        if (pair > 2) this.localHasNonAscii = true;
+        octets += pair;
+      } else if (c < 0x80) {
+        // Not qtextSMTP: TAB, CR, LF and other controls (obs-qtext) cannot stand inside quotes.
+        if (QTEXT[c] !== 1) return this.fail('InvalidCharacterInSequence', this.pos);
+        this.pos++;
+        octets++;
+      } else {
+        const width = nonAsciiWidth(input, this.pos, c);
+        if (width === 0) return this.fail('InvalidCharacterInSequence', this.pos);
+        this.pos += width;
+        octets += utf8Octets(c, width);
+        this.localHasNonAscii = true;
+      }
+    }
+    return this.fail('UnmatchedQuotedPair', this.len);
+  }
+
+  /** After a closing quote only the `@`, CFWS or the end may follow (RFC 5321: the quoted string is the local part). */
+  checkAfterQuotedString(): boolean {
+    if (this.pos >= this.len) return true;
+    const c = this.input.charCodeAt(this.pos);
+    if (c === Ch.AT || isWsp(c) || c === Ch.CR || c === Ch.OPEN_PAREN) return true;
+    return this.failAfterPart();
+  }
+
+  /**
+   * RFC 5321 §4.1.2 Domain = sub-domain *("." sub-domain), labels LDH (RFC 1035 §2.3.1) after UTS-46 mapping
+   * (RFC 5890/5891, through Node's WHATWG host processing). Labels are judged as they end, the domain when it ends.
+   */
+  scanDomain(): boolean {
+    const input = this.input;
+    this.beginLabel();
+    while (this.pos < this.len) {
+      const c = input.charCodeAt(this.pos);
+      if (c < 0x80) {
+        if (LDH[c] === 1) {
+          if (c === Ch.HYPHEN) {
+            // RFC 1035 §2.3.1: a label starts with a letter or digit.
+            if (this.labelMappedEmpty) return this.fail('DomainPartCompliancyFailure', this.pos);
+            this.labelEndsWithHyphen = true;
+            this.labelAllDigits = false;
+          } else {
+            this.labelEndsWithHyphen = false;
+            if (c > Ch.DIGIT_9) this.labelAllDigits = false;
+          }
+          this.labelMappedEmpty = false;
+          this.pos++;
+        } else if (c === Ch.DOT) {
+          if (!this.endLabel(false)) return false;
+          this.pos++;
+          this.beginLabel();
+        } else if (isWsp(c) || c === Ch.CR || c === Ch.OPEN_PAREN) {
+          break;
+        } else if (c === Ch.CLOSE_PAREN) {
+          return this.fail('UnbalancedCommentParenthesis', this.pos);
+        } else {
+          return this.fail('InvalidCharacterInSequence', this.pos); // `_` included (decisions §3)
+        }
+      } else if (isLabelSeparator(c)) {
+        // UTS-46 §2.3: U+3002, U+FF0E and U+FF61 separate labels like a full stop.
+        this.domainIsIdn = true;
+        if (!this.endLabel(true)) return false;
+        this.pos++;
+        this.beginLabel();
+      } else if (!this.scanNonAsciiDomainChar(c)) {
+        return false;
+      }
+    }
+    if (!this.endLabel(false)) return false;
+    const end = this.pos;
+    // The domain as a whole: at least two labels, a top-level label that is not all digits (RFC 3696 §2), length.
+    if (this.labelCount < 2 || this.lastLabelAllDigits || this.domainAsciiLength > MAX_DOMAIN_OCTETS) {
+      return this.fail('DomainPartCompliancyFailure', end);
+    }
+    this.asciiDomain = this.asciiBuilder ?? input.slice(this.domainStart, end).toLowerCase();
+    return true;
+  }
+
+  beginLabel(): void {
+    this.labelStart = this.pos;
+    this.labelIsIdn = false;
+    this.labelMappedEmpty = true;
+    this.labelEndsWithHyphen = false;
+    this.labelAllDigits = true;
+  }
+
+  /** A non-ASCII character of a label: it must map under UTS-46 to non-ASCII or LDH characters. */
+  scanNonAsciiDomainChar(c: number): boolean {
+    const input = this.input;
+    const width = nonAsciiWidth(input, this.pos, c);
+    if (width === 0) return this.fail('InvalidCharacterInSequence', this.pos);
+    const mapped = mapDomainChar(input.slice(this.pos, this.pos + width));
+    if (mapped === null || !isLdhOrNonAscii(mapped)) return this.fail('InvalidCharacterInSequence', this.pos);
+    if (mapped.length > 0) {
+      if (this.labelMappedEmpty && mapped.charCodeAt(0) === Ch.HYPHEN) {
+        return this.fail('DomainPartCompliancyFailure', this.pos);
+      }
+      this.labelEndsWithHyphen = mapped.charCodeAt(mapped.length - 1) === Ch.HYPHEN;
+      this.labelMappedEmpty = false;
+    }
+    this.labelIsIdn = true;
+    this.domainIsIdn = true;
+    this.pos += width;
+    return true;
+  }
+
+  /** Judges the label that ends at `pos` (its terminator, or the end of the input). */
+  endLabel(terminatorIsWideSeparator: boolean): boolean {
+    const input = this.input;
+    const end = this.pos;
+    if (end === this.labelStart) {
+      const atSeparator = end < this.len && isLabelSeparator(input.charCodeAt(end));
+      // A dot after a dot; otherwise a leading dot, a trailing dot, or nothing after the `@`.
+      return this.fail(atSeparator && this.labelCount > 0 ? 'DoubleDotSequence' : 'DomainPartCompliancyFailure', end);
+    }
+    if (this.labelEndsWithHyphen) return this.fail('DomainPartCompliancyFailure', end);
+    let ascii: string | null = null;
+    let octets = end - this.labelStart;
+    let allDigits = this.labelAllDigits;
+    if (this.labelIsIdn) {
+      ascii = toALabel(input.slice(this.labelStart, end));
+      // Rejected as a whole by IDNA (context rules, leading combining mark, nothing left after mapping), or an
+      // A-label that breaks the hyphen rule.
+      if (ascii === null || ascii.charCodeAt(ascii.length - 1) === Ch.HYPHEN) {
+        return this.fail('DomainPartCompliancyFailure', end);
+      }
+      octets = ascii.length;
+      allDigits = isAllDigits(ascii);
+    } else if (octets > 4 && isAcePrefix(input, this.labelStart)) {
+      ascii = input.slice(this.labelStart, end).toLowerCase();
+      if (!isValidALabel(ascii)) return this.fail('DomainPartCompliancyFailure', end);
+      this.domainIsIdn = true;
+    }
+    if (octets > MAX_LABEL_OCTETS) return this.fail('DomainPartCompliancyFailure', end);
+
+    if (this.asciiBuilder !== null) {
+      this.asciiBuilder += '.' + (ascii ?? input.slice(this.labelStart, end).toLowerCase());
+    } else if (this.labelIsIdn || terminatorIsWideSeparator) {
+      // From here on the ASCII domain differs from the input: the labels so far (ASCII, dot-separated) plus this one.
+      this.asciiBuilder =
+        input.slice(this.domainStart, this.labelStart).toLowerCase() +
+        (ascii ?? input.slice(this.labelStart, end).toLowerCase());
+    }
+    this.domainAsciiLength += (this.labelCount === 0 ? 0 : 1) + octets;
+    this.lastLabelAllDigits = allDigits;
+    this.labelCount++;
+    return true;
+  }
+
+  /**
+   * RFC 5321 §4.1.3 address-literal, `pos` at `[`. Characters that can never stand in a literal fail at once; the
+   * content is judged at the `]`.
+   */
+  scanAddressLiteral(): boolean {
+    const input = this.input;
+    const start = this.pos;
+    this.pos++;
+    while (this.pos < this.len) {
+      const c = input.charCodeAt(this.pos);
+      if (c === Ch.CLOSE_BRACKET) {
+        if (!isAddressLiteral(input, start + 1, this.pos)) return this.fail('UnacceptableDomainLiteral', this.pos);
+        this.pos++;
+        this.asciiDomain = input.slice(start, this.pos);
+        if (this.pos >= this.len) return true;
+        const next = input.charCodeAt(this.pos);
+        if (isWsp(next) || next === Ch.CR || next === Ch.OPEN_PAREN) return true;
+        return this.failAfterPart();
+      }
+      if (c >= 0x80 || DTEXT[c] !== 1) return this.fail('InvalidCharacterInSequence', this.pos);
+      this.pos++;
+    }
+    return this.fail('UnacceptableDomainLiteral', this.len);
+  }
+}
+
+/** RFC 5890 §2.3.1: the ACE prefix `xn--`, in any case. */
+function isAcePrefix(input: string, at: number): boolean {
+  return (
+    (input.charCodeAt(at) | 0x20) === 0x78 &&
+    (input.charCodeAt(at + 1) | 0x20) === 0x6e &&
+    input.charCodeAt(at + 2) === Ch.HYPHEN &&
+    input.charCodeAt(at + 3) === Ch.HYPHEN
+  );
+}
+
+function isAllDigits(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < Ch.DIGIT_0 || c > Ch.DIGIT_9) return false;
+  }
+  return s.length > 0;
+}
+
+function isLdhOrNonAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80 && LDH[c] !== 1) return false;
+  }
+  return true;
+}
+
+/**
+ * Parses one address. Any string gets a result: the parsed parts, or the syntax status of the first failure and its
+ * index (UTF-16 code units). Throws a TypeError for a non-string argument.
+ */
+export function parseAddress(input: string): ParseResult {
+  if (typeof input !== 'string') {
+    throw new TypeError(`parseAddress expects a string, got ${input === null ? 'null' : typeof input}`);
+  }
+  return new AddressParser(input).parse();
+}
