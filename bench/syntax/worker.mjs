@@ -40,7 +40,8 @@ export const PEERS = {
     return (s) => validate(s);
   },
   mailverify: async () => {
-    const { parseAddress } = await import('/work/main/dist/index.js');
+    // The built package (npm run build), i.e. what users get; /work/main/dist/index.js in this checkout.
+    const { parseAddress } = await import(new URL('../../dist/index.js', import.meta.url).href);
     if (typeof parseAddress !== 'function') throw new Error('dist/index.js does not export parseAddress');
     return (s) => parseAddress(s).ok;
   },
