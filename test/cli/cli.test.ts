@@ -1,0 +1,94 @@
+// The `mailverify` command, run as a child process from the build (`npm test` builds dist/ first).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CsvRecordReader, csvField } from '../../src/cli/csv.js';
+
+const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'mailverify-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function mailverify(args: string[], stdin?: string) {
+  const r = spawnSync(process.execPath, [cli, ...args], { input: stdin, encoding: 'utf8' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const jsonLines = (text: string) => text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+
+describe('mailverify check --checks syntax', () => {
+  it('writes one JSON line per input line, in order, with the syntax fields of the entry', () => {
+    const { code, stdout } = mailverify(['check', '-', '--checks', 'syntax'], 'first.last@iana.org\r\ntest@io\n\n(c)"a b"@Bücher.de\n');
+    expect(code).toBe(0);
+    const entries = jsonLines(stdout);
+    expect(entries.map((e) => [e.index, e.inputData, e.status, e.classification])).toEqual([
+      [0, 'first.last@iana.org', 'Success', 'Deliverable'],
+      [1, 'test@io', 'DomainPartCompliancyFailure', 'Undeliverable'],
+      [2, '', 'AtSignNotFound', 'Undeliverable'],
+      [3, '(c)"a b"@Bücher.de', 'Success', 'Deliverable'],
+    ]);
+    expect(entries[1]!.syntaxFailureIndex).toBe(7);
+    expect(entries[3]).toMatchObject({
+      emailAddress: '"a b"@Bücher.de',
+      emailAddressLocalPart: '"a b"',
+      emailAddressDomainPart: 'Bücher.de',
+      asciiEmailAddressDomainPart: 'xn--bcher-kva.de',
+      hasInternationalDomainName: true,
+      hasInternationalMailboxName: false,
+    });
+    expect(Date.parse(entries[0]!.completedOn as string)).not.toBeNaN();
+    expect(entries[0]).not.toHaveProperty('syntaxFailureIndex');
+  });
+
+  it('reads one column of a CSV file, quoted fields included, and writes CSV', () => {
+    const file = join(dir, 'people.csv');
+    writeFileSync(file, 'name,email\r\n"Doe, Jo","jo@example.org"\r\nAl,"al@@example.org"\r\n"Multi\nline",x@y.org');
+    const { code, stdout } = mailverify(['check', file, '--column', '1', '--header', '--output', 'csv']);
+    expect(code).toBe(0);
+    const records = new CsvRecordReader(',').push(stdout).filter((r) => r.length > 1);
+    expect(records[0]!.slice(0, 4)).toEqual(['index', 'inputData', 'classification', 'status']);
+    expect(records.slice(1).map((r) => [r[0], r[1], r[3]])).toEqual([
+      ['0', 'jo@example.org', 'Success'],
+      ['1', 'al@@example.org', 'InvalidCharacterInSequence'],
+      ['2', 'x@y.org', 'Success'],
+    ]);
+  });
+
+  it('checks the shipped sample', () => {
+    const { code, stdout } = mailverify(['check', fileURLToPath(new URL('../../corpus/sample.txt', import.meta.url))]);
+    expect(code).toBe(0);
+    expect(jsonLines(stdout).length).toBeGreaterThan(10);
+  });
+
+  it('refuses what it cannot do with a clear message and exit code 2', () => {
+    expect(mailverify(['check', '--checks', 'smtp'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/syntax check only/) });
+    expect(mailverify(['verify'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "verify"/) });
+    expect(mailverify(['check', '--column', '-1'], '')).toMatchObject({ code: 2 });
+    expect(mailverify(['check', '--bogus'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/bogus/) });
+    expect(mailverify(['check', join(dir, 'missing.txt')])).toMatchObject({ code: 1, stderr: expect.stringMatching(/ENOENT/) });
+    expect(mailverify(['--help'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/Usage: mailverify check/) });
+  });
+});
+
+describe('CSV reading and writing', () => {
+  it('splits records across chunks, with quotes, doubled quotes and line breaks inside fields', () => {
+    const reader = new CsvRecordReader(';');
+    const records = [...reader.push('a;"b;""c"'), ...reader.push('""\r\n"x\ny";z\rlast'), ...reader.end()];
+    expect(records).toEqual([['a', 'b;"c"'], ['x\ny', 'z'], ['last']]);
+  });
+
+  it('quotes only what needs quoting', () => {
+    expect(['plain', 'a,b', 'say "hi"', ' edge', 'line\nbreak', undefined, 3, true].map((v) => csvField(v))).toEqual([
+      'plain',
+      '"a,b"',
+      '"say ""hi"""',
+      '" edge"',
+      '"line\nbreak"',
+      '',
+      '3',
+      'true',
+    ]);
+  });
+});
