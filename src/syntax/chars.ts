@@ -17,6 +17,7 @@ export const enum Ch {
   DIGIT_9 = 0x39,
   COLON = 0x3a,
   AT = 0x40,
+  UPPER_Z = 0x5a,
   OPEN_BRACKET = 0x5b,
   BACKSLASH = 0x5c,
   CLOSE_BRACKET = 0x5d,

@@ -32,12 +32,19 @@ export function mapDomainChar(ch: string): string | null {
   return mapped;
 }
 
+const LABEL_CACHE_LIMIT = 4096;
+const labelCache = new Map<string, string | null>();
+
 /** The lower-case A-label of a label that has non-ASCII characters, or null when IDNA rejects the label as a whole. */
 export function toALabel(label: string): string | null {
+  let alabel = labelCache.get(label);
+  if (alabel !== undefined) return alabel;
   const ascii = domainToASCII(label);
   // A label that maps to nothing (only ignored characters) or to several labels is not one valid label.
-  if (ascii === '' || ascii.includes('.')) return null;
-  return ascii;
+  alabel = ascii === '' || ascii.includes('.') ? null : ascii;
+  if (labelCache.size >= LABEL_CACHE_LIMIT) labelCache.clear();
+  labelCache.set(label, alabel);
+  return alabel;
 }
 
 /**

@@ -32,10 +32,11 @@ const MAX_DOMAIN_OCTETS = 253;
 /** RFC 5321 §4.5.3.1.3 path of 256 octets minus the angle brackets (RFC 3696 erratum 1690). */
 const MAX_ADDRESS_OCTETS = 254;
 
-/** Parser state for one input. Methods return false after recording a failure. */
+/** Parser state for the input being parsed. Methods return false after recording a failure. */
 class AddressParser {
+  input = '';
+  len = 0;
   pos = 0;
-  readonly len: number;
   failStatus: SyntaxStatus = 'AtSignNotFound';
   failIndex = -1;
 
@@ -47,22 +48,36 @@ class AddressParser {
   domainStart = 0;
   domainEnd = 0;
   asciiDomain = '';
+  /** `asciiDomain` is the domain exactly as written (no conversion, no upper case): one slice serves both. */
+  asciiDomainIsAsWritten = false;
   domainIsIdn = false;
 
-  // State of the label being scanned.
-  labelStart = 0;
+  // The domain being scanned.
   labelCount = 0;
-  labelIsIdn = false;
-  labelMappedEmpty = true;
-  labelEndsWithHyphen = false;
-  labelAllDigits = true;
   lastLabelAllDigits = false;
   domainAsciiLength = 0;
   /** The ASCII domain, built label by label once a label needs conversion; null while it is a slice of the input. */
   asciiBuilder: string | null = null;
 
-  constructor(readonly input: string) {
+  /** Starts over on a new input (one parser serves every call: parsing is synchronous and never re-entered). */
+  reset(input: string): this {
+    this.input = input;
     this.len = input.length;
+    this.pos = 0;
+    this.localStart = this.localEnd = this.localOctets = this.domainStart = this.domainEnd = 0;
+    this.atIndex = -1;
+    this.localHasNonAscii = this.domainIsIdn = this.asciiDomainIsAsWritten = false;
+    this.asciiDomain = '';
+    this.labelCount = this.domainAsciiLength = 0;
+    this.lastLabelAllDigits = false;
+    this.asciiBuilder = null;
+    return this;
+  }
+
+  /** Records a failure found by a loop that kept its position in a local. */
+  failAt(status: SyntaxStatus, index: number): false {
+    this.pos = index;
+    return this.fail(status, index);
   }
 
   fail(status: SyntaxStatus, index: number): false {
@@ -91,7 +106,7 @@ class AddressParser {
     }
     const input = this.input;
     const localPart = input.slice(this.localStart, this.localEnd);
-    const domainPart = input.slice(this.domainStart, this.domainEnd);
+    const domainPart = this.asciiDomainIsAsWritten ? this.asciiDomain : input.slice(this.domainStart, this.domainEnd);
     const hasCfws =
       this.localStart !== 0 ||
       this.localEnd !== this.atIndex ||
@@ -155,6 +170,7 @@ class AddressParser {
   /** RFC 5322 §3.2.2 CFWS, without obs-FWS; a part that follows is judged by the caller. */
   skipCfws(): boolean {
     const input = this.input;
+    if (this.pos < this.len && !isCfwsStart(input.charCodeAt(this.pos))) return true; // the common case
     let folded = false; // FWS allows one CRLF fold between comments (obs-FWS, with more, is rejected)
     while (this.pos < this.len) {
       const c = input.charCodeAt(this.pos);
@@ -253,39 +269,42 @@ class AddressParser {
   /** RFC 5321 §4.1.2 Dot-string = Atom *("." Atom), atext extended by RFC 6531 §3.3. */
   scanDotString(): boolean {
     const input = this.input;
+    const len = this.len;
     const start = this.pos;
+    let pos = start; // kept in a local in the hot loop, stored back on every exit
     let octets = 0;
     let afterDot = false;
-    while (this.pos < this.len) {
-      const c = input.charCodeAt(this.pos);
+    while (pos < len) {
+      const c = input.charCodeAt(pos);
       if (c < 0x80) {
         if (ATEXT[c] === 1) {
           afterDot = false;
         } else if (c === Ch.DOT) {
-          if (this.pos === start) return this.fail('InvalidWordBoundaryStart', this.pos);
-          if (afterDot) return this.fail('DoubleDotSequence', this.pos);
+          if (pos === start) return this.failAt('InvalidWordBoundaryStart', pos);
+          if (afterDot) return this.failAt('DoubleDotSequence', pos);
           afterDot = true;
         } else if (c === Ch.AT || isWsp(c) || c === Ch.CR || c === Ch.OPEN_PAREN) {
           break;
         } else if (c === Ch.QUOTE) {
           // A quoted word inside a dot-string is obs-local-part (RFC 5322 §4.4), rejected.
-          return this.fail('InvalidWordBoundaryStart', this.pos);
+          return this.failAt('InvalidWordBoundaryStart', pos);
         } else if (c === Ch.CLOSE_PAREN) {
-          return this.fail('UnbalancedCommentParenthesis', this.pos);
+          return this.failAt('UnbalancedCommentParenthesis', pos);
         } else {
-          return this.fail('InvalidCharacterInSequence', this.pos);
+          return this.failAt('InvalidCharacterInSequence', pos);
         }
-        this.pos++;
+        pos++;
         octets++;
       } else {
-        const width = nonAsciiWidth(input, this.pos, c);
-        if (width === 0) return this.fail('InvalidCharacterInSequence', this.pos);
-        this.pos += width;
+        const width = nonAsciiWidth(input, pos, c);
+        if (width === 0) return this.failAt('InvalidCharacterInSequence', pos);
+        pos += width;
         octets += utf8Octets(c, width);
         this.localHasNonAscii = true;
         afterDot = false;
       }
     }
+    this.pos = pos;
     this.localOctets = octets;
     return true;
   }
@@ -337,99 +356,101 @@ class AddressParser {
   /**
    * RFC 5321 §4.1.2 Domain = sub-domain *("." sub-domain), labels LDH (RFC 1035 §2.3.1) after UTS-46 mapping
    * (RFC 5890/5891, through Node's WHATWG host processing). Labels are judged as they end, the domain when it ends.
+   * The state of the current label lives in locals: this loop runs for every character of every domain.
    */
   scanDomain(): boolean {
     const input = this.input;
-    this.beginLabel();
-    while (this.pos < this.len) {
-      const c = input.charCodeAt(this.pos);
-      if (c < 0x80) {
-        if (LDH[c] === 1) {
-          if (c === Ch.HYPHEN) {
-            // RFC 1035 §2.3.1: a label starts with a letter or digit.
-            if (this.labelMappedEmpty) return this.fail('DomainPartCompliancyFailure', this.pos);
-            this.labelEndsWithHyphen = true;
-            this.labelAllDigits = false;
-          } else {
-            this.labelEndsWithHyphen = false;
-            if (c > Ch.DIGIT_9) this.labelAllDigits = false;
-          }
-          this.labelMappedEmpty = false;
-          this.pos++;
-        } else if (c === Ch.DOT) {
-          if (!this.endLabel(false)) return false;
-          this.pos++;
-          this.beginLabel();
-        } else if (isWsp(c) || c === Ch.CR || c === Ch.OPEN_PAREN) {
-          break;
-        } else if (c === Ch.CLOSE_PAREN) {
-          return this.fail('UnbalancedCommentParenthesis', this.pos);
+    const len = this.len;
+    let pos = this.pos;
+    let labelStart = pos;
+    let labelIsIdn = false; // the label has non-ASCII characters
+    let mappedEmpty = true; // nothing of the label so far maps to a character
+    let endsWithHyphen = false;
+    let allDigits = true;
+    let hasUpperCase = false;
+    while (pos < len) {
+      const c = input.charCodeAt(pos);
+      if (c < 0x80 && LDH[c] === 1) {
+        if (c === Ch.HYPHEN) {
+          // RFC 1035 §2.3.1: a label starts with a letter or digit.
+          if (mappedEmpty) return this.failAt('DomainPartCompliancyFailure', pos);
+          endsWithHyphen = true;
+          allDigits = false;
         } else {
-          return this.fail('InvalidCharacterInSequence', this.pos); // `_` included (decisions §3)
+          endsWithHyphen = false;
+          if (c > Ch.DIGIT_9) {
+            allDigits = false;
+            if (c <= Ch.UPPER_Z) hasUpperCase = true;
+          }
         }
-      } else if (isLabelSeparator(c)) {
+        mappedEmpty = false;
+        pos++;
+      } else if (c === Ch.DOT || (c >= 0x80 && isLabelSeparator(c))) {
         // UTS-46 §2.3: U+3002, U+FF0E and U+FF61 separate labels like a full stop.
+        const wide = c !== Ch.DOT;
+        if (wide) this.domainIsIdn = true;
+        this.pos = pos;
+        if (!this.endLabel(labelStart, labelIsIdn, endsWithHyphen, allDigits, wide)) return false;
+        labelStart = ++pos;
+        labelIsIdn = endsWithHyphen = false;
+        mappedEmpty = allDigits = true;
+      } else if (c < 0x80) {
+        if (isWsp(c) || c === Ch.CR || c === Ch.OPEN_PAREN) break;
+        // `_` included (decisions §3).
+        return this.failAt(c === Ch.CLOSE_PAREN ? 'UnbalancedCommentParenthesis' : 'InvalidCharacterInSequence', pos);
+      } else {
+        // A non-ASCII character must map under UTS-46 to non-ASCII or LDH characters.
+        const width = nonAsciiWidth(input, pos, c);
+        const mapped = width === 0 ? null : mapDomainChar(input.slice(pos, pos + width));
+        if (mapped === null || !isLdhOrNonAscii(mapped)) return this.failAt('InvalidCharacterInSequence', pos);
+        if (mapped.length > 0) {
+          if (mappedEmpty && mapped.charCodeAt(0) === Ch.HYPHEN) return this.failAt('DomainPartCompliancyFailure', pos);
+          endsWithHyphen = mapped.charCodeAt(mapped.length - 1) === Ch.HYPHEN;
+          mappedEmpty = false;
+        }
+        labelIsIdn = true;
         this.domainIsIdn = true;
-        if (!this.endLabel(true)) return false;
-        this.pos++;
-        this.beginLabel();
-      } else if (!this.scanNonAsciiDomainChar(c)) {
-        return false;
+        allDigits = false;
+        pos += width;
       }
     }
-    if (!this.endLabel(false)) return false;
-    const end = this.pos;
+    this.pos = pos;
+    if (!this.endLabel(labelStart, labelIsIdn, endsWithHyphen, allDigits, false)) return false;
     // The domain as a whole: at least two labels, a top-level label that is not all digits (RFC 3696 §2), length.
     if (this.labelCount < 2 || this.lastLabelAllDigits || this.domainAsciiLength > MAX_DOMAIN_OCTETS) {
-      return this.fail('DomainPartCompliancyFailure', end);
+      return this.fail('DomainPartCompliancyFailure', pos);
     }
-    this.asciiDomain = this.asciiBuilder ?? input.slice(this.domainStart, end).toLowerCase();
+    if (this.asciiBuilder !== null) {
+      this.asciiDomain = this.asciiBuilder;
+    } else {
+      this.asciiDomain = input.slice(this.domainStart, pos);
+      if (hasUpperCase) this.asciiDomain = this.asciiDomain.toLowerCase();
+      else this.asciiDomainIsAsWritten = true;
+    }
     return true;
   }
 
-  beginLabel(): void {
-    this.labelStart = this.pos;
-    this.labelIsIdn = false;
-    this.labelMappedEmpty = true;
-    this.labelEndsWithHyphen = false;
-    this.labelAllDigits = true;
-  }
-
-  /** A non-ASCII character of a label: it must map under UTS-46 to non-ASCII or LDH characters. */
-  scanNonAsciiDomainChar(c: number): boolean {
-    const input = this.input;
-    const width = nonAsciiWidth(input, this.pos, c);
-    if (width === 0) return this.fail('InvalidCharacterInSequence', this.pos);
-    const mapped = mapDomainChar(input.slice(this.pos, this.pos + width));
-    if (mapped === null || !isLdhOrNonAscii(mapped)) return this.fail('InvalidCharacterInSequence', this.pos);
-    if (mapped.length > 0) {
-      if (this.labelMappedEmpty && mapped.charCodeAt(0) === Ch.HYPHEN) {
-        return this.fail('DomainPartCompliancyFailure', this.pos);
-      }
-      this.labelEndsWithHyphen = mapped.charCodeAt(mapped.length - 1) === Ch.HYPHEN;
-      this.labelMappedEmpty = false;
-    }
-    this.labelIsIdn = true;
-    this.domainIsIdn = true;
-    this.pos += width;
-    return true;
-  }
-
-  /** Judges the label that ends at `pos` (its terminator, or the end of the input). */
-  endLabel(terminatorIsWideSeparator: boolean): boolean {
+  /** Judges the label `input[labelStart, pos)`; `pos` is its terminator or the end of the input. */
+  endLabel(
+    labelStart: number,
+    labelIsIdn: boolean,
+    endsWithHyphen: boolean,
+    labelAllDigits: boolean,
+    terminatorIsWideSeparator: boolean,
+  ): boolean {
     const input = this.input;
     const end = this.pos;
-    if (end === this.labelStart) {
+    if (end === labelStart) {
       const atSeparator = end < this.len && isLabelSeparator(input.charCodeAt(end));
       // A dot after a dot; otherwise a leading dot, a trailing dot, or nothing after the `@`.
       return this.fail(atSeparator && this.labelCount > 0 ? 'DoubleDotSequence' : 'DomainPartCompliancyFailure', end);
     }
-    if (this.labelEndsWithHyphen) return this.fail('DomainPartCompliancyFailure', end);
+    if (endsWithHyphen) return this.fail('DomainPartCompliancyFailure', end);
     let ascii: string | null = null;
-    let octets = end - this.labelStart;
-    let allDigits = this.labelAllDigits;
-    if (this.labelIsIdn) {
-      ascii = toALabel(input.slice(this.labelStart, end));
+    let octets = end - labelStart;
+    let allDigits = labelAllDigits;
+    if (labelIsIdn) {
+      ascii = toALabel(input.slice(labelStart, end));
       // Rejected as a whole by IDNA (context rules, leading combining mark, nothing left after mapping), or an
       // A-label that breaks the hyphen rule.
       if (ascii === null || ascii.charCodeAt(ascii.length - 1) === Ch.HYPHEN) {
@@ -437,20 +458,20 @@ class AddressParser {
       }
       octets = ascii.length;
       allDigits = isAllDigits(ascii);
-    } else if (octets > 4 && isAcePrefix(input, this.labelStart)) {
-      ascii = input.slice(this.labelStart, end).toLowerCase();
+    } else if (octets > 4 && isAcePrefix(input, labelStart)) {
+      ascii = input.slice(labelStart, end).toLowerCase();
       if (!isValidALabel(ascii)) return this.fail('DomainPartCompliancyFailure', end);
       this.domainIsIdn = true;
     }
     if (octets > MAX_LABEL_OCTETS) return this.fail('DomainPartCompliancyFailure', end);
 
     if (this.asciiBuilder !== null) {
-      this.asciiBuilder += '.' + (ascii ?? input.slice(this.labelStart, end).toLowerCase());
-    } else if (this.labelIsIdn || terminatorIsWideSeparator) {
+      this.asciiBuilder += '.' + (ascii ?? input.slice(labelStart, end).toLowerCase());
+    } else if (labelIsIdn || terminatorIsWideSeparator) {
       // From here on the ASCII domain differs from the input: the labels so far (ASCII, dot-separated) plus this one.
       this.asciiBuilder =
-        input.slice(this.domainStart, this.labelStart).toLowerCase() +
-        (ascii ?? input.slice(this.labelStart, end).toLowerCase());
+        input.slice(this.domainStart, labelStart).toLowerCase() +
+        (ascii ?? input.slice(labelStart, end).toLowerCase());
     }
     this.domainAsciiLength += (this.labelCount === 0 ? 0 : 1) + octets;
     this.lastLabelAllDigits = allDigits;
@@ -494,6 +515,8 @@ function isAcePrefix(input: string, at: number): boolean {
   );
 }
 
+const isCfwsStart = (c: number): boolean => c === Ch.SPACE || c === Ch.OPEN_PAREN || c === Ch.TAB || c === Ch.CR;
+
 function isAllDigits(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -510,6 +533,8 @@ function isLdhOrNonAscii(s: string): boolean {
   return true;
 }
 
+const parser = new AddressParser();
+
 /**
  * Parses one address. Any string gets a result: the parsed parts, or the syntax status of the first failure and its
  * index (UTF-16 code units). Throws a TypeError for a non-string argument.
@@ -518,5 +543,5 @@ export function parseAddress(input: string): ParseResult {
   if (typeof input !== 'string') {
     throw new TypeError(`parseAddress expects a string, got ${input === null ? 'null' : typeof input}`);
   }
-  return new AddressParser(input).parse();
+  return parser.reset(input).parse();
 }

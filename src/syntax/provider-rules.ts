@@ -7,10 +7,8 @@
 import { getPublicSuffix } from 'tldts';
 
 export interface ProviderRule {
-  /** Exact ASCII domains. */
-  readonly domains: readonly string[];
-  /** Second-level names under any ICANN public suffix (`yahoo` matches yahoo.com, yahoo.co.uk, ...). */
-  readonly brands?: readonly string[];
+  /** The provider's domains as second-level name and suffix; suffix `*` stands for any public suffix. */
+  readonly domains: readonly (readonly [name: string, suffix: string])[];
   /** The sub-address separator; the username ends before it. */
   readonly separator: string | null;
   /** The first character must be an ASCII letter. */
@@ -26,7 +24,7 @@ export interface ProviderRule {
 
 export const PROVIDER_RULES: readonly ProviderRule[] = [
   {
-    domains: ['gmail.com', 'googlemail.com'],
+    domains: [['gmail', 'com'], ['googlemail', 'com']],
     separator: '+',
     startsWithLetter: false,
     symbols: '.',
@@ -36,8 +34,7 @@ export const PROVIDER_RULES: readonly ProviderRule[] = [
     source: 'https://support.google.com/mail/answer/9211434',
   },
   {
-    domains: ['ymail.com', 'rocketmail.com'],
-    brands: ['yahoo'],
+    domains: [['yahoo', '*'], ['ymail', 'com'], ['rocketmail', 'com']],
     separator: '-',
     startsWithLetter: true,
     symbols: '._',
@@ -48,8 +45,7 @@ export const PROVIDER_RULES: readonly ProviderRule[] = [
     source: 'https://login.yahoo.com/account/create (sign-up form rules); https://help.yahoo.com/kb/SLN28338.html',
   },
   {
-    domains: ['outlook.com', 'msn.com'],
-    brands: ['hotmail', 'live'],
+    domains: [['outlook', 'com'], ['msn', 'com'], ['hotmail', '*'], ['live', '*']],
     separator: '+',
     startsWithLetter: true,
     symbols: '._-',
@@ -58,7 +54,7 @@ export const PROVIDER_RULES: readonly ProviderRule[] = [
     source: 'https://signup.live.com (sign-up form rules); https://support.microsoft.com/office/plus-addressing',
   },
   {
-    domains: ['aol.com'],
+    domains: [['aol', 'com']],
     separator: null,
     startsWithLetter: true,
     symbols: '._',
@@ -68,7 +64,7 @@ export const PROVIDER_RULES: readonly ProviderRule[] = [
     source: 'https://login.aol.com/account/create (sign-up form rules)',
   },
   {
-    domains: ['icloud.com', 'me.com', 'mac.com'],
+    domains: [['icloud', 'com'], ['me', 'com'], ['mac', 'com']],
     separator: '+',
     startsWithLetter: true,
     symbols: '._',
@@ -79,23 +75,67 @@ export const PROVIDER_RULES: readonly ProviderRule[] = [
   },
 ];
 
-const byDomain = new Map<string, ProviderRule>();
-const byBrand = new Map<string, ProviderRule>();
-for (const rule of PROVIDER_RULES) {
-  for (const domain of rule.domains) byDomain.set(domain, rule);
-  for (const brand of rule.brands ?? []) byBrand.set(brand, rule);
+interface DomainEntry {
+  readonly name: string;
+  readonly suffix: string;
+  readonly rule: ProviderRule;
+  /** `rule.symbols` as a lookup table over ASCII. */
+  readonly symbols: Uint8Array;
+}
+
+// Every address is looked up here, so the match works on the domain in place: lengths first, then characters.
+const DOMAIN_ENTRIES: readonly DomainEntry[] = PROVIDER_RULES.flatMap((rule) =>
+  rule.domains.map(([name, suffix]) => ({ name, suffix, rule, symbols: asciiTable(rule.symbols) })),
+);
+
+function asciiTable(chars: string): Uint8Array {
+  const table = new Uint8Array(128);
+  for (let i = 0; i < chars.length; i++) table[chars.charCodeAt(i)] = 1;
+  return table;
+}
+const publicSuffixCache = new Map<string, boolean>();
+
+function isPublicSuffix(suffix: string): boolean {
+  let known = publicSuffixCache.get(suffix);
+  if (known === undefined) {
+    known = getPublicSuffix(suffix) === suffix;
+    if (publicSuffixCache.size < 1024) publicSuffixCache.set(suffix, known);
+  }
+  return known;
 }
 
 /** The rule that applies to a lower-case ASCII domain, if any. */
 export function providerRuleFor(asciiDomain: string): ProviderRule | undefined {
-  const exact = byDomain.get(asciiDomain);
-  if (exact !== undefined) return exact;
-  const dot = asciiDomain.indexOf('.');
+  return domainEntryFor(asciiDomain)?.rule;
+}
+
+/** The entries by the length of their second-level name: most domains are rejected by that length alone. */
+const ENTRIES_BY_NAME_LENGTH: readonly (readonly DomainEntry[])[] = (() => {
+  const byLength: DomainEntry[][] = [];
+  for (const entry of DOMAIN_ENTRIES) (byLength[entry.name.length] ??= []).push(entry);
+  return byLength;
+})();
+const NO_ENTRIES: readonly DomainEntry[] = [];
+
+function domainEntryFor(asciiDomain: string): DomainEntry | undefined {
+  // The first dot is within the longest name, or there is nothing to find.
+  let dot = -1;
+  for (let i = 0; i < asciiDomain.length && i < ENTRIES_BY_NAME_LENGTH.length; i++) {
+    if (asciiDomain.charCodeAt(i) === 0x2e) {
+      dot = i;
+      break;
+    }
+  }
   if (dot <= 0) return undefined;
-  const brandRule = byBrand.get(asciiDomain.slice(0, dot));
-  if (brandRule === undefined) return undefined;
-  const rest = asciiDomain.slice(dot + 1);
-  return getPublicSuffix(rest) === rest ? brandRule : undefined;
+  for (const entry of ENTRIES_BY_NAME_LENGTH[dot] ?? NO_ENTRIES) {
+    if (!asciiDomain.startsWith(entry.name)) continue;
+    if (entry.suffix === '*') {
+      if (isPublicSuffix(asciiDomain.slice(dot + 1))) return entry;
+    } else if (asciiDomain.length === dot + 1 + entry.suffix.length && asciiDomain.endsWith(entry.suffix)) {
+      return entry;
+    }
+  }
+  return undefined;
 }
 
 const isLetter = (c: number): boolean => ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a);
@@ -112,9 +152,13 @@ export function checkProviderRules(
   atIndex: number,
   asciiDomain: string,
 ): number | null {
-  const rule = providerRuleFor(asciiDomain);
-  if (rule === undefined) return null;
+  const entry = domainEntryFor(asciiDomain);
+  if (entry === undefined) return null;
+  const { rule, symbols } = entry;
   const separator = rule.separator === null ? -1 : rule.separator.charCodeAt(0);
+  const startsWithLetter = rule.startsWithLetter;
+  const maxDots = rule.maxDots ?? Infinity;
+  const countsAll = rule.length?.counts === 'all';
   let dots = 0;
   let counted = 0;
   let pos = localStart;
@@ -125,16 +169,18 @@ export function checkProviderRules(
       counted++;
       continue;
     }
-    if (pos === localStart && rule.startsWithLetter) return pos;
+    if (pos === localStart && startsWithLetter) return pos;
     if (isDigit(c)) {
       counted++;
       continue;
     }
     // Also catches a quoted local part (`"`) and any non-ASCII character.
-    if (c >= 0x80 || !rule.symbols.includes(input[pos]!)) return pos;
-    if (c === 0x2e && rule.maxDots !== undefined && ++dots > rule.maxDots) return pos;
-    if (rule.length?.counts === 'all') counted++;
+    if (c >= 0x80 || symbols[c] !== 1) return pos;
+    if (c === 0x2e && ++dots > maxDots) return pos;
+    if (countsAll) counted++;
   }
+  // An empty username (`+tag@...`): the separator stands where the first letter must be.
+  if (pos === localStart && startsWithLetter) return pos;
   if (rule.length !== undefined && (counted < rule.length.min || counted > rule.length.max)) return atIndex;
   return null;
 }

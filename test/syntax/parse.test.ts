@@ -253,6 +253,8 @@ describe('provider rules (IspSpecificSyntaxFailure)', () => {
     ['john+tag@outlook.com', 'Success'],
     ['_john@live.com', 'IspSpecificSyntaxFailure@0'],
     ['jo!hn@msn.com', 'IspSpecificSyntaxFailure@2'],
+    ['+john@outlook.com', 'IspSpecificSyntaxFailure@0'],
+    ['+johndoe@gmail.com', 'IspSpecificSyntaxFailure@8'],
     // AOL: 3 to 32, one dot.
     ['jd@aol.com', 'IspSpecificSyntaxFailure@2'],
     ['j.d.x@aol.com', 'IspSpecificSyntaxFailure@3'],
