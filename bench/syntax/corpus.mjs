@@ -324,7 +324,10 @@ export const CORPORA = {
 export function getCorpus(name) {
   const make = CORPORA[name];
   if (!make) throw new Error(`unknown corpus "${name}" (known: ${Object.keys(CORPORA).join(', ')})`);
-  return make();
+  // Addresses reach a verifier as text (a file, a request body), i.e. as flat strings. Built here by
+  // concatenation they would be V8 ropes, which every character read has to walk; a text round trip
+  // gives every implementation the strings it would get in practice.
+  return JSON.parse(JSON.stringify(make()));
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

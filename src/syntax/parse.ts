@@ -20,7 +20,7 @@ import {
 } from './chars.js';
 import { isValidALabel, mapDomainChar, toALabel } from './idna.js';
 import { isAddressLiteral } from './literal.js';
-import { checkProviderRules } from './provider-rules.js';
+import { checkProviderRules, providerCandidates, type ProviderCandidates } from './provider-rules.js';
 import type { ParseResult } from './types.js';
 
 /** RFC 5321 §4.5.3.1.1. */
@@ -56,6 +56,8 @@ class AddressParser {
   labelCount = 0;
   lastLabelAllDigits = false;
   domainAsciiLength = 0;
+  /** Provider rules the domain may fall under, from its first label (see provider-rules.ts). */
+  providerCandidates: ProviderCandidates | undefined = undefined;
   /** The ASCII domain, built label by label once a label needs conversion; null while it is a slice of the input. */
   asciiBuilder: string | null = null;
 
@@ -71,6 +73,7 @@ class AddressParser {
     this.labelCount = this.domainAsciiLength = 0;
     this.lastLabelAllDigits = false;
     this.asciiBuilder = null;
+    this.providerCandidates = undefined;
     return this;
   }
 
@@ -149,7 +152,24 @@ class AddressParser {
       return this.fail('InvalidAddressLength', this.len);
     }
     if (this.domainIsLiteral()) return true;
-    const rule = checkProviderRules(input, this.localStart, this.localEnd, this.atIndex, this.asciiDomain);
+    // The provider is matched on the domain as written, read in place, unless the domain needed conversion.
+    let rule: number | null;
+    if (this.domainIsIdn) {
+      rule = checkProviderRules(input, this.localStart, this.localEnd, this.atIndex, this.asciiDomain, 0, this.asciiDomain.length);
+    } else if (this.providerCandidates !== undefined) {
+      rule = checkProviderRules(
+        input,
+        this.localStart,
+        this.localEnd,
+        this.atIndex,
+        input,
+        this.domainStart,
+        this.domainEnd,
+        this.providerCandidates,
+      );
+    } else {
+      return true;
+    }
     return rule === null || this.fail('IspSpecificSyntaxFailure', rule);
   }
 
@@ -388,9 +408,13 @@ class AddressParser {
       } else if (c === Ch.DOT || (c >= 0x80 && isLabelSeparator(c))) {
         // UTS-46 §2.3: U+3002, U+FF0E and U+FF61 separate labels like a full stop.
         const wide = c !== Ch.DOT;
-        if (wide) this.domainIsIdn = true;
-        this.pos = pos;
-        if (!this.endLabel(labelStart, labelIsIdn, endsWithHyphen, allDigits, wide)) return false;
+        if (!wide && !labelIsIdn && this.isPlainLabel(labelStart, pos, endsWithHyphen)) {
+          this.countLabel(pos - labelStart, allDigits, input.charCodeAt(labelStart));
+        } else {
+          if (wide) this.domainIsIdn = true;
+          this.pos = pos;
+          if (!this.endLabel(labelStart, labelIsIdn, endsWithHyphen, allDigits, wide)) return false;
+        }
         labelStart = ++pos;
         labelIsIdn = endsWithHyphen = false;
         mappedEmpty = allDigits = true;
@@ -415,7 +439,11 @@ class AddressParser {
       }
     }
     this.pos = pos;
-    if (!this.endLabel(labelStart, labelIsIdn, endsWithHyphen, allDigits, false)) return false;
+    if (!labelIsIdn && this.isPlainLabel(labelStart, pos, endsWithHyphen)) {
+      this.countLabel(pos - labelStart, allDigits, input.charCodeAt(labelStart));
+    } else if (!this.endLabel(labelStart, labelIsIdn, endsWithHyphen, allDigits, false)) {
+      return false;
+    }
     // The domain as a whole: at least two labels, a top-level label that is not all digits (RFC 3696 §2), length.
     if (this.labelCount < 2 || this.lastLabelAllDigits || this.domainAsciiLength > MAX_DOMAIN_OCTETS) {
       return this.fail('DomainPartCompliancyFailure', pos);
@@ -473,10 +501,31 @@ class AddressParser {
         input.slice(this.domainStart, labelStart).toLowerCase() +
         (ascii ?? input.slice(labelStart, end).toLowerCase());
     }
+    this.countLabel(octets, allDigits, input.charCodeAt(labelStart));
+    return true;
+  }
+
+  /** Adds an accepted label of `octets` A-label octets to the domain's totals. */
+  countLabel(octets: number, allDigits: boolean, firstChar: number): void {
+    if (this.labelCount === 0) this.providerCandidates = providerCandidates(octets, firstChar);
     this.domainAsciiLength += (this.labelCount === 0 ? 0 : 1) + octets;
     this.lastLabelAllDigits = allDigits;
     this.labelCount++;
-    return true;
+  }
+
+  /**
+   * True when the label `input[labelStart, pos)` is a plain ASCII label that passes as it is (the common case, judged
+   * without a call to endLabel): not empty, no trailing hyphen, not too long, not an A-label, no conversion under way.
+   */
+  isPlainLabel(labelStart: number, end: number, endsWithHyphen: boolean): boolean {
+    const octets = end - labelStart;
+    return (
+      octets > 0 &&
+      octets <= MAX_LABEL_OCTETS &&
+      !endsWithHyphen &&
+      this.asciiBuilder === null &&
+      !(octets > 4 && isAcePrefix(this.input, labelStart))
+    );
   }
 
   /**

@@ -83,7 +83,6 @@ interface DomainEntry {
   readonly symbols: Uint8Array;
 }
 
-// Every address is looked up here, so the match works on the domain in place: lengths first, then characters.
 const DOMAIN_ENTRIES: readonly DomainEntry[] = PROVIDER_RULES.flatMap((rule) =>
   rule.domains.map(([name, suffix]) => ({ name, suffix, rule, symbols: asciiTable(rule.symbols) })),
 );
@@ -93,6 +92,16 @@ function asciiTable(chars: string): Uint8Array {
   for (let i = 0; i < chars.length; i++) table[chars.charCodeAt(i)] = 1;
   return table;
 }
+
+/**
+ * The entries by the length of their second-level name and its first letter. Every address is looked up, so nearly
+ * every other domain is rejected by one read of this table, and the match compares character codes in place.
+ */
+const ENTRY_INDEX: (DomainEntry[] | undefined)[] = [];
+const indexKey = (nameLength: number, firstChar: number): number => nameLength * 32 + (firstChar & 31);
+for (const entry of DOMAIN_ENTRIES) (ENTRY_INDEX[indexKey(entry.name.length, entry.name.charCodeAt(0))] ??= []).push(entry);
+const LONGEST_NAME = Math.max(...DOMAIN_ENTRIES.map((entry) => entry.name.length));
+
 const publicSuffixCache = new Map<string, boolean>();
 
 function isPublicSuffix(suffix: string): boolean {
@@ -104,55 +113,68 @@ function isPublicSuffix(suffix: string): boolean {
   return known;
 }
 
-/** The rule that applies to a lower-case ASCII domain, if any. */
-export function providerRuleFor(asciiDomain: string): ProviderRule | undefined {
-  return domainEntryFor(asciiDomain)?.rule;
+/**
+ * True when `text[from, from + expected.length)` is `expected` (lower-case letters, digits, `.` and `-`), ignoring
+ * ASCII case: setting bit 0x20 lower-cases a letter and leaves digits, `.` and `-` unchanged.
+ */
+function matchesAt(text: string, from: number, expected: string): boolean {
+  for (let i = 0; i < expected.length; i++) {
+    if ((text.charCodeAt(from + i) | 0x20) !== expected.charCodeAt(i)) return false;
+  }
+  return true;
 }
 
-/** The entries by the length of their second-level name: most domains are rejected by that length alone. */
-const ENTRIES_BY_NAME_LENGTH: readonly (readonly DomainEntry[])[] = (() => {
-  const byLength: DomainEntry[][] = [];
-  for (const entry of DOMAIN_ENTRIES) (byLength[entry.name.length] ??= []).push(entry);
-  return byLength;
-})();
-const NO_ENTRIES: readonly DomainEntry[] = [];
+/**
+ * The provider entries a domain whose first label has this length and first character may match: undefined for
+ * nearly every domain. The parser asks when the first label ends, at the cost of one table read.
+ */
+export function providerCandidates(firstLabelLength: number, firstChar: number): ProviderCandidates | undefined {
+  return firstLabelLength > LONGEST_NAME ? undefined : ENTRY_INDEX[indexKey(firstLabelLength, firstChar)];
+}
 
-function domainEntryFor(asciiDomain: string): DomainEntry | undefined {
-  // The first dot is within the longest name, or there is nothing to find.
-  let dot = -1;
-  for (let i = 0; i < asciiDomain.length && i < ENTRIES_BY_NAME_LENGTH.length; i++) {
-    if (asciiDomain.charCodeAt(i) === 0x2e) {
-      dot = i;
-      break;
-    }
-  }
-  if (dot <= 0) return undefined;
-  for (const entry of ENTRIES_BY_NAME_LENGTH[dot] ?? NO_ENTRIES) {
-    if (!asciiDomain.startsWith(entry.name)) continue;
+export type ProviderCandidates = readonly DomainEntry[];
+
+/** The entry for the valid domain name `domain[from, to)` (ASCII, any case), if any. */
+function domainEntryFor(domain: string, from: number, to: number, candidates?: ProviderCandidates): DomainEntry | undefined {
+  let dot = from + 1;
+  while (dot < to && domain.charCodeAt(dot) !== 0x2e) dot++;
+  candidates ??= providerCandidates(dot - from, domain.charCodeAt(from));
+  if (candidates === undefined) return undefined;
+  for (const entry of candidates) {
+    if (!matchesAt(domain, from, entry.name)) continue;
     if (entry.suffix === '*') {
-      if (isPublicSuffix(asciiDomain.slice(dot + 1))) return entry;
-    } else if (asciiDomain.length === dot + 1 + entry.suffix.length && asciiDomain.endsWith(entry.suffix)) {
+      if (isPublicSuffix(domain.slice(dot + 1, to).toLowerCase())) return entry;
+    } else if (to - dot - 1 === entry.suffix.length && matchesAt(domain, dot + 1, entry.suffix)) {
       return entry;
     }
   }
   return undefined;
 }
 
-const isLetter = (c: number): boolean => ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a);
+/** The rule that applies to an ASCII domain, if any. */
+export function providerRuleFor(asciiDomain: string): ProviderRule | undefined {
+  return domainEntryFor(asciiDomain, 0, asciiDomain.length)?.rule;
+}
+
+const isLetter = (c: number): boolean => (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a;
 const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 
 /**
- * Checks the local part `input[localStart, localEnd)` against the rule of its provider. Returns the failure index,
- * or null when no rule applies or the local part follows it.
+ * Checks the local part `input[localStart, localEnd)` against the rule of the provider of the valid ASCII domain
+ * `domain[domainFrom, domainTo)` (whose `providerCandidates` the caller may pass). Returns the failure index, or null
+ * when no rule applies or the local part follows it.
  */
 export function checkProviderRules(
   input: string,
   localStart: number,
   localEnd: number,
   atIndex: number,
-  asciiDomain: string,
+  domain: string,
+  domainFrom: number,
+  domainTo: number,
+  candidates?: ProviderCandidates,
 ): number | null {
-  const entry = domainEntryFor(asciiDomain);
+  const entry = domainEntryFor(domain, domainFrom, domainTo, candidates);
   if (entry === undefined) return null;
   const { rule, symbols } = entry;
   const separator = rule.separator === null ? -1 : rule.separator.charCodeAt(0);
