@@ -592,5 +592,7 @@ export function parseAddress(input: string): ParseResult {
   if (typeof input !== 'string') {
     throw new TypeError(`parseAddress expects a string, got ${input === null ? 'null' : typeof input}`);
   }
-  return parser.reset(input).parse();
+  const result = parser.reset(input).parse();
+  parser.reset(''); // hold no reference to the input between calls
+  return result;
 }

@@ -103,7 +103,7 @@ export const REASON = {
   OPT_PY_LITERAL: 'option allow_domain_literal=false (python default): a policy option we don\'t have',
   OPT_PY_SMTPUTF8: 'option allow_smtputf8=false: a policy option we don\'t have',
   OPT_PY_EMPTY_LOCAL: 'option allow_empty_local=true: a policy option we don\'t have',
-  OPT_PY_TEST_ENV: 'option test_environment=true accepts the bare special-use domain `test`: a policy option we don\'t have',
+  OPT_PY_TEST_ENV: 'option test_environment=true (accepts the bare domain `test`): a policy option we don\'t have',
   OPT_HAPI_UNICODE: 'option allowUnicode=false: a policy option we don\'t have',
   OPT_HAPI_TLDS: 'option tlds (allow list of top-level labels): a policy option we don\'t have',
   OPT_HAPI_SEGMENTS: 'option minDomainSegments=1: a policy option we don\'t have',
@@ -111,7 +111,7 @@ export const REASON = {
   OPT_VJS_UNDERSCORES: 'option allow_underscores=true: a policy option we don\'t have',
   OPT_VJS_UTF8_LOCAL: 'option allow_utf8_local_part=false: a policy option we don\'t have',
   OPT_VJS_REQUIRE_NAME: 'option require_display_name=true: a policy option we don\'t have',
-  OPT_VJS_IP_DOMAIN: 'option allow_ip_domain=true accepts a bare IP address as the domain: a policy option we don\'t have',
+  OPT_VJS_IP_DOMAIN: 'option allow_ip_domain=true (a bare IP address as the domain): a policy option we don\'t have',
   OPT_VJS_BLACKLISTED_CHARS: 'option blacklisted_chars: a policy option we don\'t have',
   OPT_VJS_HOST_LIST: 'option host_blacklist / host_whitelist: a policy option we don\'t have',
   OPT_EA_RFC6532_OFF: 'email-addresses main export with rfc6532 off (ASCII only): a policy option we don\'t have',
@@ -119,7 +119,7 @@ export const REASON = {
   OPT_EA_STRICT: 'option strict / rejectTLD: a policy option we don\'t have',
   OPT_EGULIAS_NO_WARNINGS: 'NoRFCWarningsValidation rejects any RFC warning: a policy option we don\'t have',
   // Extra facts the suite reports in another form than our API.
-  FACT_UNQUOTED: 'the suite strips needless quotes and escapes; our local part and address keep them as written (decisions §3)',
+  FACT_UNQUOTED: 'the suite strips needless quotes and escapes; our local part keeps them as written (decisions §3)',
   FACT_NFC: 'the suite NFC-normalizes the local part; ours is as written',
   FACT_LITERAL: 'the suite normalizes the IPv6 literal; our domainPart is as written',
   FACT_DOMAIN: 'the suite reports the normalized U-label domain; our domainPart is as written',
@@ -538,8 +538,10 @@ interface OptionRule {
   readonly applies: (data: CorpusRow, a: Analysis, p: Parts | null) => boolean;
 }
 
-const opt = (data: CorpusRow, name: string): unknown => (data['options'] as Record<string, unknown> | undefined)?.[name];
-const tldOf = (p: Parts | null): string => (p === null ? '' : labelsOf(domainToASCII(p.domain) || p.domain).pop() ?? '');
+const opt = (data: CorpusRow, name: string): unknown =>
+  (data['options'] as Record<string, unknown> | undefined)?.[name];
+const tldOf = (p: Parts | null): string =>
+  p === null ? '' : (labelsOf(domainToASCII(p.domain) || p.domain).pop() ?? '');
 const exceedsAnyLength = (p: Parts | null): boolean =>
   p !== null && (utf8Length(p.local) > 64 || exceedsDomainLengths(p));
 
@@ -731,7 +733,8 @@ function factsOf(row: Row, a: Analysis): Fact[] {
       add('asciiDomain', 'asciiDomainPart', null, () => null);
       if (typeof data['smtputf8'] === 'boolean') {
         // smtputf8 is true exactly when the local part is non-ASCII (the domain goes out as A-labels).
-        facts.push({ name: 'smtputf8', suiteValue: data['smtputf8'], field: 'hasInternationalMailboxName', reason: null });
+        const smtputf8 = data['smtputf8'];
+        facts.push({ name: 'smtputf8', suiteValue: smtputf8, field: 'hasInternationalMailboxName', reason: null });
       }
       break;
     case 'email-addresses':
