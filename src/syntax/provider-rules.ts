@@ -136,10 +136,15 @@ export type ProviderCandidates = readonly DomainEntry[];
 
 /** The entry for the valid domain name `domain[from, to)` (ASCII, any case), if any. */
 function domainEntryFor(domain: string, from: number, to: number, candidates?: ProviderCandidates): DomainEntry | undefined {
-  let dot = from + 1;
-  while (dot < to && domain.charCodeAt(dot) !== 0x2e) dot++;
-  candidates ??= providerCandidates(dot - from, domain.charCodeAt(from));
-  if (candidates === undefined) return undefined;
+  let dot: number;
+  if (candidates === undefined) {
+    dot = from + 1;
+    while (dot < to && domain.charCodeAt(dot) !== 0x2e) dot++;
+    candidates = providerCandidates(dot - from, domain.charCodeAt(from));
+    if (candidates === undefined) return undefined;
+  } else {
+    dot = from + candidates[0]!.name.length; // the candidates share the length of the first label
+  }
   for (const entry of candidates) {
     if (!matchesAt(domain, from, entry.name)) continue;
     if (entry.suffix === '*') {
