@@ -22,6 +22,8 @@ export const enum Ch {
   BACKSLASH = 0x5c,
   CLOSE_BRACKET = 0x5d,
   UNDERSCORE = 0x5f,
+  LOWER_A = 0x61,
+  LOWER_Z = 0x7a,
   TILDE = 0x7e,
   DEL = 0x7f,
   C1_LAST = 0x9f,

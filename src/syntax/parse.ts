@@ -151,13 +151,20 @@ class AddressParser {
     if (this.localOctets + 1 + this.asciiDomain.length > MAX_ADDRESS_OCTETS) {
       return this.fail('InvalidAddressLength', this.len);
     }
-    if (this.domainIsLiteral()) return true;
-    // The provider is matched on the domain as written, read in place, unless the domain needed conversion.
-    let rule: number | null;
+    return this.domainIsLiteral() || this.judgeProviderRules();
+  }
+
+  /** Provider sign-up rules (decisions §3), after every RFC check passed. */
+  judgeProviderRules(): boolean {
+    const input = this.input;
+    let failureIndex: number | null;
     if (this.domainIsIdn) {
-      rule = checkProviderRules(input, this.localStart, this.localEnd, this.atIndex, this.asciiDomain, 0, this.asciiDomain.length);
+      // Matched on the converted domain.
+      const ascii = this.asciiDomain;
+      failureIndex = checkProviderRules(input, this.localStart, this.localEnd, this.atIndex, ascii, 0, ascii.length);
     } else if (this.providerCandidates !== undefined) {
-      rule = checkProviderRules(
+      // Matched on the domain as written, read in place.
+      failureIndex = checkProviderRules(
         input,
         this.localStart,
         this.localEnd,
@@ -168,9 +175,9 @@ class AddressParser {
         this.providerCandidates,
       );
     } else {
-      return true;
+      return true; // no provider's first label
     }
-    return rule === null || this.fail('IspSpecificSyntaxFailure', rule);
+    return failureIndex === null || this.fail('IspSpecificSyntaxFailure', failureIndex);
   }
 
   domainIsLiteral(): boolean {
@@ -390,7 +397,11 @@ class AddressParser {
     let hasUpperCase = false;
     while (pos < len) {
       const c = input.charCodeAt(pos);
-      if (c < 0x80 && LDH[c] === 1) {
+      if (c >= Ch.LOWER_A && c <= Ch.LOWER_Z) {
+        // Most characters of most domains: the shortest path.
+        endsWithHyphen = allDigits = mappedEmpty = false;
+        pos++;
+      } else if (c < 0x80 && LDH[c] === 1) {
         if (c === Ch.HYPHEN) {
           // RFC 1035 §2.3.1: a label starts with a letter or digit.
           if (mappedEmpty) return this.failAt('DomainPartCompliancyFailure', pos);
