@@ -299,40 +299,37 @@ class AddressParser {
     const len = this.len;
     const start = this.pos;
     let pos = start; // kept in a local in the hot loop, stored back on every exit
-    let octets = 0;
+    let extraOctets = 0; // UTF-8 octets of non-ASCII characters beyond their UTF-16 units
     let afterDot = false;
     while (pos < len) {
       const c = input.charCodeAt(pos);
-      if (c < 0x80) {
-        if (ATEXT[c] === 1) {
-          afterDot = false;
-        } else if (c === Ch.DOT) {
-          if (pos === start) return this.failAt('InvalidWordBoundaryStart', pos);
-          if (afterDot) return this.failAt('DoubleDotSequence', pos);
-          afterDot = true;
-        } else if (c === Ch.AT || isWsp(c) || c === Ch.CR || c === Ch.OPEN_PAREN) {
-          break;
-        } else if (c === Ch.QUOTE) {
-          // A quoted word inside a dot-string is obs-local-part (RFC 5322 §4.4), rejected.
-          return this.failAt('InvalidWordBoundaryStart', pos);
-        } else if (c === Ch.CLOSE_PAREN) {
-          return this.failAt('UnbalancedCommentParenthesis', pos);
-        } else {
-          return this.failAt('InvalidCharacterInSequence', pos);
-        }
-        pos++;
-        octets++;
+      if ((c >= Ch.LOWER_A && c <= Ch.LOWER_Z) || (c < 0x80 && ATEXT[c] === 1)) {
+        afterDot = false;
+      } else if (c === Ch.DOT) {
+        if (pos === start) return this.failAt('InvalidWordBoundaryStart', pos);
+        if (afterDot) return this.failAt('DoubleDotSequence', pos);
+        afterDot = true;
+      } else if (c === Ch.AT || isWsp(c) || c === Ch.CR || c === Ch.OPEN_PAREN) {
+        break;
+      } else if (c === Ch.QUOTE) {
+        // A quoted word inside a dot-string is obs-local-part (RFC 5322 §4.4), rejected.
+        return this.failAt('InvalidWordBoundaryStart', pos);
+      } else if (c === Ch.CLOSE_PAREN) {
+        return this.failAt('UnbalancedCommentParenthesis', pos);
+      } else if (c < 0x80) {
+        return this.failAt('InvalidCharacterInSequence', pos);
       } else {
         const width = nonAsciiWidth(input, pos, c);
         if (width === 0) return this.failAt('InvalidCharacterInSequence', pos);
-        pos += width;
-        octets += utf8Octets(c, width);
+        extraOctets += utf8Octets(c, width) - width;
         this.localHasNonAscii = true;
         afterDot = false;
+        pos += width - 1;
       }
+      pos++;
     }
     this.pos = pos;
-    this.localOctets = octets;
+    this.localOctets = pos - start + extraOctets;
     return true;
   }
 
@@ -604,6 +601,6 @@ export function parseAddress(input: string): ParseResult {
     throw new TypeError(`parseAddress expects a string, got ${input === null ? 'null' : typeof input}`);
   }
   const result = parser.reset(input).parse();
-  parser.reset(''); // hold no reference to the input between calls
+  parser.input = parser.asciiDomain = ''; // hold no reference to the input between calls
   return result;
 }
