@@ -6,29 +6,29 @@ import { domainToASCII, domainToUnicode } from 'node:url';
 import punycode from 'punycode/punycode.js';
 
 const CHAR_CACHE_LIMIT = 4096;
-const charCache = new Map<string, string | null>();
+const charCache = new Map<number, string | null>();
 
 /** Code points whose validity depends on their neighbours (RFC 5892 CONTEXTJ): judged with the whole label. */
 const ZERO_WIDTH_NON_JOINER = 0x200c;
 const ZERO_WIDTH_JOINER = 0x200d;
 
 /**
- * The UTS-46 mapping of one non-ASCII character, or null when UTS-46 disallows it everywhere. Node maps whole host
+ * The UTS-46 mapping of one non-ASCII code point, or null when UTS-46 disallows it everywhere. Node maps whole host
  * names only, so the character is mapped after a plain letter (`a`, which keeps the host from reading as an IPv4
  * number) and the letter removed; a combining mark that composes with it maps to '' here, which is harmless for the
  * uses below (disallowed test, hyphen test, non-LDH test).
  */
-export function mapDomainChar(ch: string): string | null {
-  let mapped = charCache.get(ch);
+export function mapDomainChar(codePoint: number): string | null {
+  let mapped = charCache.get(codePoint);
   if (mapped !== undefined) return mapped;
-  const code = ch.codePointAt(0)!;
-  if (code === ZERO_WIDTH_NON_JOINER || code === ZERO_WIDTH_JOINER) {
+  const ch = String.fromCodePoint(codePoint);
+  if (codePoint === ZERO_WIDTH_NON_JOINER || codePoint === ZERO_WIDTH_JOINER) {
     mapped = ch;
   } else {
     const unicode = domainToUnicode('a' + ch);
     mapped = unicode === '' ? null : unicode.slice(1);
   }
-  if (charCache.size < CHAR_CACHE_LIMIT) charCache.set(ch, mapped);
+  if (charCache.size < CHAR_CACHE_LIMIT) charCache.set(codePoint, mapped);
   return mapped;
 }
 

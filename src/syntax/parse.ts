@@ -433,7 +433,7 @@ class AddressParser {
       } else {
         // A non-ASCII character must map under UTS-46 to non-ASCII or LDH characters.
         const width = nonAsciiWidth(input, pos, c);
-        const mapped = width === 0 ? null : mapDomainChar(input.slice(pos, pos + width));
+        const mapped = width === 0 ? null : mapDomainChar(width === 1 ? c : (input.codePointAt(pos) as number));
         if (mapped === null || !isLdhOrNonAscii(mapped)) return this.failAt('InvalidCharacterInSequence', pos);
         if (mapped.length > 0) {
           if (mappedEmpty && mapped.charCodeAt(0) === Ch.HYPHEN) return this.failAt('DomainPartCompliancyFailure', pos);
