@@ -76,3 +76,12 @@ export function entryFromParse(index: number, inputData: string, parsed: ParseRe
     completedOn,
   };
 }
+
+/** The entry with its fields in the service's order (ENTRY_FIELDS), absent fields left out. */
+export function orderedEntry(entry: Entry): Entry {
+  const ordered: Record<string, unknown> = {};
+  for (const field of ENTRY_FIELDS) {
+    if (entry[field] !== undefined) ordered[field] = entry[field];
+  }
+  return ordered as unknown as Entry;
+}

@@ -1,0 +1,109 @@
+/**
+ * DNS lookups as the domain stage needs them: answers or error codes (never a thrown error), SERVFAIL and REFUSED
+ * retried once (decisions.md §5), answers cached in a bounded LRU with TTLs taken from the answers, negative answers
+ * cached for a shorter time, and concurrent identical queries sharing one request.
+ */
+import { LRUCache } from 'lru-cache';
+import type { MxRecord, Resolver } from './resolver.js';
+
+export type DnsAnswer<T> = { readonly ok: true; readonly records: T } | { readonly ok: false; readonly code: string };
+
+export interface DnsCacheOptions {
+  /** Most cached answers (default 10,000). */
+  maxEntries?: number;
+  /** The longest an answer is kept, whatever its TTL says, in milliseconds (default 5 minutes). */
+  maxTtlMs?: number;
+  /** How long NXDOMAIN, NODATA and SERVFAIL/REFUSED answers are kept, in milliseconds (default 1 minute). */
+  negativeTtlMs?: number;
+}
+
+export interface DnsStats {
+  /** Answers served from the cache. */
+  hits: number;
+  /** Lookups that were not in the cache (including those that joined a request already under way). */
+  misses: number;
+  /** Queries sent to the resolver, retries included. */
+  queries: number;
+}
+
+/** Answers that are facts about the name (cached as negative answers); other failures are transient. */
+const NEGATIVE_CODES = new Set(['ENOTFOUND', 'ENODATA', 'ESERVFAIL', 'EREFUSED', 'EFORMERR', 'ENOTIMP']);
+/** Answers worth asking again once (decisions.md §5). */
+const RETRIED_CODES = new Set(['ESERVFAIL', 'EREFUSED']);
+
+type Cached = DnsAnswer<MxRecord[]> | DnsAnswer<string[]>;
+
+export class DnsLookup {
+  readonly stats: DnsStats = { hits: 0, misses: 0, queries: 0 };
+  private readonly cache: LRUCache<string, Cached>;
+  private readonly inFlight = new Map<string, Promise<Cached>>();
+  private readonly maxTtlMs: number;
+  private readonly negativeTtlMs: number;
+
+  constructor(
+    private readonly resolver: Resolver,
+    options: DnsCacheOptions = {},
+  ) {
+    this.maxTtlMs = options.maxTtlMs ?? 300_000;
+    this.negativeTtlMs = options.negativeTtlMs ?? 60_000;
+    // No timers: lru-cache checks the TTL when an entry is read (ttlAutopurge stays off).
+    this.cache = new LRUCache<string, Cached>({ max: options.maxEntries ?? 10_000, ttl: this.maxTtlMs });
+  }
+
+  /** MX records of `name`, as the resolver gives them (Node reports no TTL for MX: kept for `maxTtlMs`). */
+  mx(name: string): Promise<DnsAnswer<MxRecord[]>> {
+    return this.lookup(`MX ${name}`, async () => ({
+      records: await this.resolver.resolveMx(name),
+      ttlMs: this.maxTtlMs,
+    })) as Promise<DnsAnswer<MxRecord[]>>;
+  }
+
+  /** IPv4 (family 4) or IPv6 (family 6) addresses of `name`. */
+  addresses(name: string, family: 4 | 6): Promise<DnsAnswer<string[]>> {
+    return this.lookup(`${family === 4 ? 'A' : 'AAAA'} ${name}`, async () => {
+      const answers =
+        family === 4 ? await this.resolver.resolve4(name, { ttl: true }) : await this.resolver.resolve6(name, { ttl: true });
+      const ttlSeconds = answers.reduce((min, answer) => Math.min(min, answer.ttl), Infinity);
+      return { records: answers.map((answer) => answer.address), ttlMs: ttlSeconds * 1000 };
+    }) as Promise<DnsAnswer<string[]>>;
+  }
+
+  private lookup(key: string, query: () => Promise<{ records: MxRecord[] | string[]; ttlMs: number }>): Promise<Cached> {
+    const cached = this.cache.get(key);
+    if (cached !== undefined) {
+      this.stats.hits++;
+      return Promise.resolve(cached);
+    }
+    this.stats.misses++;
+    const pending = this.inFlight.get(key);
+    if (pending !== undefined) return pending;
+    const request = this.ask(key, query).finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, request);
+    return request;
+  }
+
+  private async ask(key: string, query: () => Promise<{ records: MxRecord[] | string[]; ttlMs: number }>): Promise<Cached> {
+    for (let attempt = 1; ; attempt++) {
+      this.stats.queries++;
+      try {
+        const { records, ttlMs } = await query();
+        const answer = { ok: true as const, records } as Cached;
+        const ttl = Math.min(Number.isFinite(ttlMs) ? ttlMs : this.maxTtlMs, this.maxTtlMs);
+        if (ttl > 0) this.cache.set(key, answer, { ttl });
+        return answer;
+      } catch (error) {
+        const code = errorCode(error);
+        if (RETRIED_CODES.has(code) && attempt === 1) continue;
+        const answer: Cached = { ok: false, code };
+        if (NEGATIVE_CODES.has(code)) this.cache.set(key, answer, { ttl: Math.min(this.negativeTtlMs, this.maxTtlMs) });
+        return answer;
+      }
+    }
+  }
+}
+
+/** The `code` of a DNS error; an error without one (a resolver of the host application's) counts as a bad answer. */
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'EBADRESP';
+}

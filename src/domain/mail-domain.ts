@@ -1,0 +1,146 @@
+/**
+ * The domain stage (decisions.md §5): which hosts receive mail for a domain, and at which usable addresses.
+ * MX records sorted by preference, each exchange resolved to A/AAAA; RFC 7505 null MX; the RFC 5321 §5.1 implicit
+ * MX when there is no MX; exchanges that are IP literals, or that resolve only to non-global addresses, are never
+ * used (unless the caller allows private addresses; IP literals never).
+ */
+import { isIP } from 'node:net';
+import type { StatusCode } from '../status/catalogue.js';
+import type { DnsAnswer, DnsLookup } from '../dns/lookup.js';
+import { isGlobalAddress } from '../net/ip-ranges.js';
+
+export interface MailExchanger {
+  /** Host name, lower case, no trailing dot. */
+  readonly host: string;
+  readonly priority: number;
+  /** Addresses the engine may connect to, IPv4 first. */
+  readonly addresses: readonly string[];
+}
+
+export type DomainStatus = Extract<
+  StatusCode,
+  'DomainDoesNotExist' | 'DomainHasNullMx' | 'DomainIsMisconfigured' | 'DnsQueryTimeout' | 'DnsConnectionFailure'
+>;
+
+export type MailDomain =
+  | {
+      readonly status: null;
+      /** Usable exchangers in preference order. */
+      readonly exchangers: readonly MailExchanger[];
+      /** The domain has MX records (false: the implicit MX of its own A/AAAA records is used). */
+      readonly hasMx: boolean;
+    }
+  | { readonly status: DomainStatus; readonly hasMx: boolean };
+
+/** Most exchangers considered per domain: bounds the queries a hostile zone can cause. */
+export const MAX_EXCHANGERS = 10;
+
+/** The status of a failed lookup (decisions.md §5), or null when it is an absence of records. */
+function failureStatus(code: string): DomainStatus | null {
+  switch (code) {
+    case 'ENODATA':
+      return null;
+    case 'ENOTFOUND':
+      return 'DomainDoesNotExist';
+    case 'ETIMEOUT':
+    case 'ECANCELLED':
+      return 'DnsQueryTimeout';
+    case 'ECONNREFUSED':
+    case 'ECONNRESET':
+    case 'EBADRESP':
+    case 'ECONNECTION':
+    case 'EOF':
+      return 'DnsConnectionFailure';
+    default:
+      // ESERVFAIL/EREFUSED after their retry, EFORMERR, ENOTIMP, EBADNAME...: the domain cannot be resolved.
+      return 'DomainIsMisconfigured';
+  }
+}
+
+/** When a host's lookups fail, the most telling status: a transient failure wins over a missing record. */
+function worst(a: DomainStatus | null, b: DomainStatus | null): DomainStatus | null {
+  const rank = (s: DomainStatus | null) =>
+    s === 'DnsQueryTimeout' ? 3 : s === 'DnsConnectionFailure' ? 2 : s === null ? 0 : 1;
+  return rank(b) > rank(a) ? b : a;
+}
+
+interface HostAddresses {
+  /** Addresses allowed by the address policy. */
+  readonly usable: string[];
+  /** At least one address record existed (usable or not). */
+  readonly found: boolean;
+  /** The failure of a lookup that did not answer with records or NODATA. */
+  readonly failure: DomainStatus | null;
+}
+
+async function hostAddresses(dns: DnsLookup, host: string, allowPrivateAddresses: boolean): Promise<HostAddresses> {
+  const answers: DnsAnswer<string[]>[] = await Promise.all([dns.addresses(host, 4), dns.addresses(host, 6)]);
+  const usable: string[] = [];
+  let found = false;
+  let failure: DomainStatus | null = null;
+  for (const answer of answers) {
+    if (!answer.ok) {
+      failure = worst(failure, failureStatus(answer.code));
+      continue;
+    }
+    for (const address of answer.records) {
+      found = true;
+      if (allowPrivateAddresses || isGlobalAddress(address)) usable.push(address);
+    }
+  }
+  return { usable, found, failure };
+}
+
+/** Resolves the mail exchangers of a lower-case ASCII domain. */
+export async function resolveMailDomain(
+  dns: DnsLookup,
+  domain: string,
+  options: { allowPrivateAddresses: boolean },
+): Promise<MailDomain> {
+  const mx = await dns.mx(domain);
+  if (!mx.ok) {
+    const status = failureStatus(mx.code);
+    if (status !== null) return { status, hasMx: false };
+  }
+  const records = mx.ok ? mx.records : [];
+
+  if (records.length === 0) {
+    // RFC 5321 §5.1: no MX, so the domain itself is the implicit MX, preference 0.
+    const own = await hostAddresses(dns, domain, options.allowPrivateAddresses);
+    if (own.usable.length > 0) return { status: null, exchangers: [{ host: domain, priority: 0, addresses: own.usable }], hasMx: false };
+    // Addresses that exist but may not be used, or none at all: misconfigured, unless a lookup failed transiently.
+    const failure = own.found ? null : own.failure;
+    return { status: failure === 'DnsQueryTimeout' || failure === 'DnsConnectionFailure' ? failure : 'DomainIsMisconfigured', hasMx: false };
+  }
+
+  // RFC 7505: a single MX of preference 0 and an empty exchange ("."): the domain accepts no mail.
+  if (records.length === 1 && isNullExchange(records[0]!.exchange)) return { status: 'DomainHasNullMx', hasMx: true };
+
+  const hosts = [...records]
+    .filter((record) => !isNullExchange(record.exchange))
+    .sort((a, b) => a.priority - b.priority)
+    .map((record) => ({ host: record.exchange.toLowerCase().replace(/\.$/, ''), priority: record.priority }))
+    .filter((record, i, all) => all.findIndex((other) => other.host === record.host) === i)
+    .slice(0, MAX_EXCHANGERS);
+
+  const resolved = await Promise.all(
+    hosts.map(async ({ host, priority }) => {
+      // RFC 5321 §5.1: an exchange is a host name; an IP literal there is a misconfiguration, never followed.
+      if (isIP(host) !== 0) return { exchanger: null, failure: null };
+      const addresses = await hostAddresses(dns, host, options.allowPrivateAddresses);
+      const exchanger: MailExchanger | null = addresses.usable.length > 0 ? { host, priority, addresses: addresses.usable } : null;
+      return { exchanger, failure: addresses.found ? null : addresses.failure };
+    }),
+  );
+  const exchangers = resolved.flatMap((r) => (r.exchanger === null ? [] : [r.exchanger]));
+  if (exchangers.length > 0) return { status: null, exchangers, hasMx: true };
+  const failure = resolved.reduce<DomainStatus | null>((acc, r) => worst(acc, r.failure), null);
+  return {
+    status: failure === 'DnsQueryTimeout' || failure === 'DnsConnectionFailure' ? failure : 'DomainIsMisconfigured',
+    hasMx: true,
+  };
+}
+
+function isNullExchange(exchange: string): boolean {
+  return exchange === '' || exchange === '.';
+}
