@@ -1,0 +1,186 @@
+/**
+ * The lists of decisions.md §7 behind steps 5 and 7 of the pipeline and the isFreeEmailAddress / isRoleAccount
+ * flags. The built-in data is built once per process, on the first createLists call, and shared; a list that options
+ * change is copied first, so one verifier's options never leak into another's.
+ */
+import { namesOf, type Sourced } from './data/sourced.js';
+import { DISPOSABLE_MAIL_EXCHANGERS, HONEYPOT_MAIL_EXCHANGERS, PARKED_MAIL_EXCHANGERS } from './data/mail-exchangers.js';
+import { RELAY_DOMAINS } from './data/relay-domains.js';
+import { ROLE_LOCAL_PARTS } from './data/role-local-parts.js';
+import { DomainSet, normalizeDomain } from './domain-set.js';
+import { disposableDomainData, freeProviderDomainData, usableEntries } from './packages.js';
+
+/**
+ * How options change a list. A plain iterable adds its entries to the built-in list (extend);
+ * `{ replace }` starts from the given entries instead of the built-in ones; `add` and `remove` then apply, in that
+ * order. Removing deletes that exact entry: a subdomain of a listed domain still matches through its parent.
+ */
+export type ListOption = Iterable<string> | { add?: Iterable<string>; remove?: Iterable<string>; replace?: Iterable<string> };
+
+export interface ListsOptions {
+  disposableDomains?: ListOption;
+  freeProviderDomains?: ListOption;
+  roleLocalParts?: ListOption;
+  relayDomains?: ListOption;
+  disposableMailExchangers?: ListOption;
+  parkedMailExchangers?: ListOption;
+  honeypotMailExchangers?: ListOption;
+}
+
+export type MailExchangerCategory = 'disposable' | 'parked' | 'honeypot';
+
+export interface Lists {
+  /** DomainIsWellKnownDea: the domain or a parent is a disposable-mail domain. */
+  isDisposableDomain(asciiDomain: string): boolean;
+  /** The isFreeEmailAddress flag. A disposable domain is never a free provider (as AfterShip does). */
+  isFreeProvider(asciiDomain: string): boolean;
+  /** The isRoleAccount flag; `localPart` as written, quotes included. */
+  isRoleAccount(localPart: string): boolean;
+  /** MailboxIsDea: the domain belongs to a masking or relay service. */
+  isRelayDomain(asciiDomain: string): boolean;
+  /** What an exchanger's host name (lower case, no trailing dot) reveals, or null. */
+  mailExchangerCategory(mxHost: string): MailExchangerCategory | null;
+}
+
+const SEPARATORS = /[._-]/g;
+const QUOTED_PAIR = /\\([\s\S])/g;
+
+/**
+ * The form role local parts are compared in: unquoted (`"support"` is the mailbox `support`, RFC 5321 §4.1.2), cut
+ * before the first `+` (sub-address tag), lower case, with `.`, `-` and `_` removed (`no-reply` = `noreply`).
+ */
+export function roleKey(localPart: string): string {
+  let key = localPart;
+  if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1).replace(QUOTED_PAIR, '$1');
+  const plus = key.indexOf('+');
+  if (plus !== -1) key = key.slice(0, plus);
+  return key.toLowerCase().replace(SEPARATORS, '');
+}
+
+interface BuiltIn {
+  disposableDomains: DomainSet;
+  freeProviderDomains: DomainSet;
+  roleLocalParts: ReadonlySet<string>;
+  relayDomains: DomainSet;
+  disposableMailExchangers: DomainSet;
+  parkedMailExchangers: DomainSet;
+  honeypotMailExchangers: DomainSet;
+}
+
+let builtIn: BuiltIn | undefined;
+
+function tableSet(groups: readonly Sourced[]): DomainSet {
+  return new DomainSet(namesOf(groups));
+}
+
+/** The built-in lists, built on first use: some 17,600 package entries checked and hashed, about 15 ms. */
+function builtInLists(): BuiltIn {
+  if (builtIn !== undefined) return builtIn;
+  const relayDomains = tableSet(RELAY_DOMAINS);
+  const disposableDomains = DomainSet.fromNormalized(usableEntries(disposableDomainData()));
+  // A relay service is MailboxIsDea, not DomainIsWellKnownDea, even if the package starts listing it.
+  for (const relay of relayDomains) disposableDomains.delete(relay);
+  builtIn = {
+    disposableDomains,
+    freeProviderDomains: DomainSet.fromNormalized(usableEntries(freeProviderDomainData())),
+    roleLocalParts: new Set(namesOf(ROLE_LOCAL_PARTS).map(roleKey)),
+    relayDomains,
+    disposableMailExchangers: tableSet(DISPOSABLE_MAIL_EXCHANGERS),
+    parkedMailExchangers: tableSet(PARKED_MAIL_EXCHANGERS),
+    honeypotMailExchangers: tableSet(HONEYPOT_MAIL_EXCHANGERS),
+  };
+  return builtIn;
+}
+
+interface OptionParts {
+  replace?: Iterable<string>;
+  add?: Iterable<string>;
+  remove?: Iterable<string>;
+}
+
+function isIterable(value: unknown): value is Iterable<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function';
+}
+
+/** Reads a ListOption; a string is refused, since iterating it would add one entry per character. */
+function optionParts(name: string, option: ListOption): OptionParts {
+  if (isIterable(option)) return { add: option };
+  if (typeof option !== 'object' || option === null) {
+    throw new TypeError(`createLists: option ${name} must be an iterable of strings or { add, remove, replace }`);
+  }
+  const parts: OptionParts = {};
+  for (const key of Object.keys(option)) {
+    if (key !== 'add' && key !== 'remove' && key !== 'replace') {
+      throw new TypeError(`createLists: option ${name} has an unknown key ${JSON.stringify(key)}`);
+    }
+    const value: unknown = option[key];
+    if (value === undefined) continue;
+    if (!isIterable(value)) throw new TypeError(`createLists: option ${name}.${key} must be an iterable of strings`);
+    parts[key] = value as Iterable<string>;
+  }
+  return parts;
+}
+
+function* checkedStrings(name: string, values: Iterable<unknown>): Generator<string> {
+  for (const value of values) {
+    if (typeof value !== 'string') throw new TypeError(`createLists: option ${name} has a non-string entry ${String(value)}`);
+    yield value;
+  }
+}
+
+function checkedDomain(name: string, value: string): string {
+  const domain = normalizeDomain(value);
+  if (domain === null) throw new RangeError(`createLists: option ${name} has ${JSON.stringify(value)}, which is not a domain name`);
+  return domain;
+}
+
+function domainList(name: string, builtInSet: DomainSet, option: ListOption | undefined): DomainSet {
+  if (option === undefined) return builtInSet;
+  const parts = optionParts(name, option);
+  const list = DomainSet.fromNormalized(parts.replace === undefined ? builtInSet : []);
+  for (const value of checkedStrings(name, parts.replace ?? [])) list.add(checkedDomain(name, value));
+  for (const value of checkedStrings(name, parts.add ?? [])) list.add(checkedDomain(name, value));
+  for (const value of checkedStrings(name, parts.remove ?? [])) list.delete(checkedDomain(name, value));
+  return list;
+}
+
+function roleList(name: string, builtInSet: ReadonlySet<string>, option: ListOption | undefined): ReadonlySet<string> {
+  if (option === undefined) return builtInSet;
+  const parts = optionParts(name, option);
+  const keys = (values: Iterable<string>): string[] =>
+    Array.from(checkedStrings(name, values), (value) => {
+      const key = roleKey(value);
+      if (key.length === 0) throw new RangeError(`createLists: option ${name} has ${JSON.stringify(value)}, which is no local part`);
+      return key;
+    });
+  const list = new Set(parts.replace === undefined ? builtInSet : keys(parts.replace));
+  for (const key of keys(parts.add ?? [])) list.add(key);
+  for (const key of keys(parts.remove ?? [])) list.delete(key);
+  return list;
+}
+
+export function createLists(options: ListsOptions = {}): Lists {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createLists: options must be an object');
+  const base = builtInLists();
+  const disposable = domainList('disposableDomains', base.disposableDomains, options.disposableDomains);
+  const free = domainList('freeProviderDomains', base.freeProviderDomains, options.freeProviderDomains);
+  const roles = roleList('roleLocalParts', base.roleLocalParts, options.roleLocalParts);
+  const relay = domainList('relayDomains', base.relayDomains, options.relayDomains);
+  const disposableMx = domainList('disposableMailExchangers', base.disposableMailExchangers, options.disposableMailExchangers);
+  const parkedMx = domainList('parkedMailExchangers', base.parkedMailExchangers, options.parkedMailExchangers);
+  const honeypotMx = domainList('honeypotMailExchangers', base.honeypotMailExchangers, options.honeypotMailExchangers);
+
+  return {
+    isDisposableDomain: (domain) => disposable.matches(domain),
+    isFreeProvider: (domain) => free.matches(domain) && !disposable.matches(domain),
+    isRoleAccount: (localPart) => roles.has(roleKey(localPart)),
+    isRelayDomain: (domain) => relay.matches(domain),
+    mailExchangerCategory(host) {
+      // A host under a disposable domain is that service's own exchanger (mail.mailinator.com).
+      if (disposableMx.matches(host) || disposable.matches(host)) return 'disposable';
+      if (parkedMx.matches(host)) return 'parked';
+      if (honeypotMx.matches(host)) return 'honeypot';
+      return null;
+    },
+  };
+}
