@@ -16,3 +16,9 @@ export {
 export type { StatusCode, SyntaxStatus, StatusGroup, Classification } from './status/catalogue.js';
 export { PROVIDER_RULES } from './syntax/provider-rules.js';
 export type { ProviderRule } from './syntax/provider-rules.js';
+export { createVerifier } from './engine/verifier.js';
+export type { Verifier, VerifierOptions, VerifyManyOptions, BatchInput, Checks, Quality } from './engine/verifier.js';
+export type { Deduplication } from './engine/dedupe.js';
+export type { Entry } from './engine/entry.js';
+export type { Resolver, MxRecord, AddressRecord } from './dns/resolver.js';
+export type { DnsCacheOptions, DnsStats } from './dns/lookup.js';

@@ -19,6 +19,10 @@ export interface ProviderRule {
   readonly maxDots?: number;
   /** Length bounds of the username. */
   readonly length?: { readonly min: number; readonly max: number; readonly counts: 'all' | 'alphanumeric' };
+  /** Dots in the username do not matter: `j.doe` and `jdoe` are one mailbox (relaxed deduplication). */
+  readonly dotsIgnored?: boolean;
+  /** The domain every domain of the provider stands for (relaxed deduplication). */
+  readonly canonicalDomain?: string;
   readonly source: string;
 }
 
@@ -29,6 +33,8 @@ export const PROVIDER_RULES: readonly ProviderRule[] = [
     startsWithLetter: false,
     symbols: '.',
     length: { min: 6, max: 30, counts: 'alphanumeric' },
+    dotsIgnored: true,
+    canonicalDomain: 'gmail.com',
     // "Choose a username 6–30 characters long"; "letters (a-z), numbers (0-9), and periods (.)"; periods don't
     // matter in Gmail addresses. Sub-addressing with "+".
     source: 'https://support.google.com/mail/answer/9211434',

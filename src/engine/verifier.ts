@@ -1,0 +1,283 @@
+/**
+ * createVerifier: the pipeline of decisions.md §4 over one address.
+ *
+ * 1. syntax and provider rules; 2. domain-literal policy; 3. public top-level label; 5. disposable domain and
+ * relay-service lists; 6. DNS; 7. mail-exchanger host lists. (4, deduplication and override rules, belongs to
+ * batches.) The first stage that yields a status decides it; the flags and suggestions are filled for every address
+ * that parses. `checks: 'syntax'` stops after step 5, `'dns'` after step 7.
+ */
+import { classificationOf, type StatusCode } from '../status/catalogue.js';
+import { DnsLookup, type DnsCacheOptions, type DnsStats } from '../dns/lookup.js';
+import { createNodeResolver, type Resolver } from '../dns/resolver.js';
+import { resolveMailDomain, type MailDomain } from '../domain/mail-domain.js';
+import { hasPublicTopLevel } from '../domain/top-level.js';
+import { createLists, type Lists, type ListsOptions } from '../lists/lists.js';
+import { classifyAddress } from '../net/ip-ranges.js';
+import { createSuggester, type Suggester } from '../suggest/suggest.js';
+import { parseWithPositions } from '../syntax/parse.js';
+import type { ParsedAddress } from '../syntax/types.js';
+import { DEDUPLICATION_MODES, deduplicationKey, type Deduplication } from './dedupe.js';
+import { entryFromParse, orderedEntry, type Entry } from './entry.js';
+
+export type Checks = 'syntax' | 'dns' | 'smtp';
+export type Quality = 'Standard' | 'High' | 'Extreme';
+
+export interface VerifierOptions {
+  /** EHLO name of SMTP probes; default `os.hostname()`. */
+  heloName?: string;
+  /** Envelope sender of SMTP probes; default `verify@<heloName>`. */
+  mailFrom?: string;
+  dns?: {
+    /** DNS servers (`ip` or `ip:port`) for the default resolver; default: the system's. */
+    servers?: string[];
+    /** A hard cap on each DNS query (default 5000 ms). */
+    timeoutMs?: number;
+    /** A resolver of the host application's, used instead of Node's (see `Resolver`). */
+    resolver?: Resolver;
+    /** Bounds and lifetimes of the DNS cache. */
+    cache?: DnsCacheOptions;
+  };
+  smtp?: { port?: number; connectTimeoutMs?: number; commandTimeoutMs?: number; transport?: unknown };
+  /** Default false: never use, or connect to, a non-global address (loopback, private, link-local, reserved...). */
+  allowPrivateAddresses?: boolean;
+  quality?: Quality;
+  /** How far to go (default `'smtp'`); `'syntax'` uses no network at all. */
+  checks?: Checks;
+  /** Extend or replace the built-in lists (disposable, free, role, relay and mail-exchanger lists). */
+  lists?: ListsOptions;
+  /** Typo suggestions (default true). */
+  suggestions?: boolean;
+  /** Classification names per status, overriding decisions.md §8 (custom names are allowed, as in the service). */
+  classifications?: Partial<Record<StatusCode, string>>;
+}
+
+/** A batch input: an address, or an address with the submitter's custom data (service-api.md, job entries). */
+export type BatchInput = string | { inputData: string; custom?: string };
+
+export interface VerifyManyOptions {
+  /** Addresses verified at the same time (default 10). */
+  concurrency?: number;
+  /** Duplicate marking (decisions.md §9); default 'Off'. */
+  deduplication?: Deduplication;
+}
+
+export interface Verifier {
+  /** Verifies one address; resolves with its entry (index 0). Never rejects for a string input. */
+  verify(input: string): Promise<Entry>;
+  /**
+   * Verifies a batch, read lazily from any (async) iterable: one entry per input, in input order, each with its
+   * `index`. At most `concurrency` addresses are under way, so memory stays bounded however long the input.
+   */
+  verifyMany(inputs: Iterable<BatchInput> | AsyncIterable<BatchInput>, options?: VerifyManyOptions): AsyncIterable<Entry>;
+  /** DNS cache counters: hits, misses, queries sent. */
+  stats(): { dns: DnsStats };
+}
+
+const CHECKS: readonly Checks[] = ['syntax', 'dns', 'smtp'];
+const QUALITIES: readonly Quality[] = ['Standard', 'High', 'Extreme'];
+
+function optionError(name: string, expected: string, value: unknown): TypeError {
+  return new TypeError(`createVerifier: option ${name} must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
+}
+
+function checkOptions(options: VerifierOptions): void {
+  if (typeof options !== 'object' || options === null) throw optionError('(options)', 'an object', options);
+  if (options.checks !== undefined && !CHECKS.includes(options.checks)) throw optionError('checks', `one of ${CHECKS.join(', ')}`, options.checks);
+  if (options.quality !== undefined && !QUALITIES.includes(options.quality)) throw optionError('quality', `one of ${QUALITIES.join(', ')}`, options.quality);
+  const timeout = options.dns?.timeoutMs;
+  if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) throw optionError('dns.timeoutMs', 'a positive number', timeout);
+  const servers = options.dns?.servers;
+  if (servers !== undefined && !(Array.isArray(servers) && servers.every((s) => typeof s === 'string'))) {
+    throw optionError('dns.servers', 'an array of strings', servers);
+  }
+}
+
+export function createVerifier(options: VerifierOptions = {}): Verifier {
+  checkOptions(options);
+  const checks = options.checks ?? 'smtp';
+  if (checks === 'smtp') {
+    throw new RangeError("createVerifier: checks 'smtp' (the default) is not available in this version; use checks 'dns' or 'syntax'");
+  }
+  const allowPrivateAddresses = options.allowPrivateAddresses === true;
+  const resolver = options.dns?.resolver ?? createNodeResolver({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs });
+  const dns = new DnsLookup(resolver, options.dns?.cache);
+  const lists = createLists(options.lists);
+  const suggester: Suggester | null = options.suggestions === false ? null : createSuggester();
+  const classify = (status: StatusCode): string => options.classifications?.[status] ?? classificationOf(status);
+
+  async function run(input: string, index: number): Promise<Entry> {
+    const { result: parsed, domainStart } = parseWithPositions(input);
+    const entry = entryFromParse(index, input, parsed);
+    if (!parsed.ok) return { ...entry, classification: classify(parsed.status) };
+
+    const stage = new Stages(parsed, entry, lists);
+    const status = await stage.run(checks, { dns, allowPrivateAddresses, domainStart });
+    if (suggester !== null && !stage.isLiteral && !stage.hasMx) {
+      const suggestions = suggester.suggest(parsed.localPart, parsed.asciiDomainPart);
+      if (suggestions.length > 0) entry.suggestions = suggestions;
+    }
+    return orderedEntry({
+      ...entry,
+      ...status.extra,
+      status: status.status,
+      classification: classify(status.status),
+      completedOn: new Date().toISOString(),
+    });
+  }
+
+  /** Never rejects: a bug of ours still gives the address its one result (decisions.md §6). */
+  async function safeRun(input: string, index: number): Promise<Entry> {
+    try {
+      return await run(input, index);
+    } catch {
+      const status = 'UnhandledException';
+      return { index, inputData: input, classification: classify(status), status, completedOn: new Date().toISOString() };
+    }
+  }
+
+  async function* verifyMany(
+    inputs: Iterable<BatchInput> | AsyncIterable<BatchInput>,
+    batchOptions: VerifyManyOptions = {},
+  ): AsyncGenerator<Entry> {
+    const concurrency = batchOptions.concurrency ?? 10;
+    if (!Number.isInteger(concurrency) || concurrency < 1) throw optionError('concurrency', 'a positive integer', concurrency);
+    const mode = batchOptions.deduplication ?? 'Off';
+    if (!DEDUPLICATION_MODES.includes(mode)) throw optionError('deduplication', DEDUPLICATION_MODES.join(', '), mode);
+    const firstByKey = new Map<string, { index: number; entry: Promise<Entry> }>();
+    const window: Promise<Entry>[] = [];
+    let index = 0;
+    for await (const item of inputs) {
+      const { inputData, custom } = batchItem(item, index);
+      window.push(withCustom(start(inputData, index++, mode, firstByKey), custom));
+      if (window.length >= concurrency) yield await window.shift()!;
+    }
+    while (window.length > 0) yield await window.shift()!;
+  }
+
+  function start(
+    input: string,
+    index: number,
+    mode: Deduplication,
+    firstByKey: Map<string, { index: number; entry: Promise<Entry> }>,
+  ): Promise<Entry> {
+    if (mode === 'Off') return safeRun(input, index);
+    const { result: parsed } = parseWithPositions(input);
+    const key = deduplicationKey(input, parsed, mode);
+    const first = firstByKey.get(key);
+    if (first === undefined) {
+      const entry = safeRun(input, index);
+      firstByKey.set(key, { index, entry });
+      return entry;
+    }
+    // The first occurrence keeps its result; this one takes its classification (decisions.md §8, §9).
+    return first.entry.then((firstEntry) =>
+      orderedEntry({
+        ...entryFromParse(index, input, parsed),
+        status: 'Duplicate',
+        classification: firstEntry.classification,
+        duplicateOf: first.index,
+        syntaxFailureIndex: undefined,
+        completedOn: new Date().toISOString(),
+      }),
+    );
+  }
+
+  return {
+    async verify(input: string): Promise<Entry> {
+      if (typeof input !== 'string') {
+        throw new TypeError(`verify expects a string, got ${input === null ? 'null' : typeof input}`);
+      }
+      return safeRun(input, 0);
+    },
+    verifyMany,
+    stats: () => ({ dns: { ...dns.stats } }),
+  };
+}
+
+function batchItem(item: BatchInput, index: number): { inputData: string; custom?: string } {
+  if (typeof item === 'string') return { inputData: item };
+  if (typeof item === 'object' && item !== null && typeof item.inputData === 'string') {
+    if (item.custom !== undefined && typeof item.custom !== 'string') {
+      throw new TypeError(`verifyMany: input ${index} has a custom value that is not a string`);
+    }
+    return item;
+  }
+  throw new TypeError(`verifyMany: input ${index} must be a string or { inputData: string, custom?: string }`);
+}
+
+async function withCustom(entry: Promise<Entry>, custom: string | undefined): Promise<Entry> {
+  if (custom === undefined) return entry;
+  return orderedEntry({ ...(await entry), custom });
+}
+
+interface StageContext {
+  dns: DnsLookup;
+  allowPrivateAddresses: boolean;
+  domainStart: number;
+}
+
+/** The stages after syntax for one parsed address; they fill the flags of `entry` as they learn them. */
+class Stages {
+  readonly isLiteral: boolean;
+  hasMx = false;
+  mailDomain: MailDomain | null = null;
+
+  constructor(
+    private readonly parsed: ParsedAddress,
+    private readonly entry: Entry,
+    private readonly lists: Lists,
+  ) {
+    this.isLiteral = parsed.domainPart.startsWith('[');
+    const domain = parsed.asciiDomainPart;
+    entry.isRoleAccount = lists.isRoleAccount(parsed.localPart);
+    entry.isFreeEmailAddress = !this.isLiteral && lists.isFreeProvider(domain);
+    entry.isDisposableEmailAddress = !this.isLiteral && (lists.isDisposableDomain(domain) || lists.isRelayDomain(domain));
+  }
+
+  async run(checks: Checks, context: StageContext): Promise<{ status: StatusCode; extra?: Partial<Entry> }> {
+    const domain = this.parsed.asciiDomainPart;
+    if (this.isLiteral) {
+      // Step 2: a literal must be a global address unless the caller allows others; it skips steps 3 and 5-7.
+      const category = classifyAddress(literalAddress(domain));
+      if (category !== 'global' && !context.allowPrivateAddresses) {
+        return { status: 'UnacceptableDomainLiteral', extra: { syntaxFailureIndex: context.domainStart } };
+      }
+      return { status: 'Success' };
+    }
+    // Step 3: no DNS query for a name that cannot exist.
+    if (!hasPublicTopLevel(domain)) return { status: 'DomainDoesNotExist' };
+    // Step 5: disposable domains, then relay services.
+    if (this.lists.isDisposableDomain(domain)) return { status: 'DomainIsWellKnownDea' };
+    if (this.lists.isRelayDomain(domain)) return { status: 'MailboxIsDea' };
+    if (checks === 'syntax') return { status: 'Success' };
+
+    // Step 6: DNS.
+    const mailDomain = await resolveMailDomain(context.dns, domain, { allowPrivateAddresses: context.allowPrivateAddresses });
+    this.mailDomain = mailDomain;
+    this.hasMx = mailDomain.hasMx;
+    if (mailDomain.status !== null) return { status: mailDomain.status };
+
+    // Step 7: what the mail exchangers' host names tell.
+    for (const exchanger of mailDomain.exchangers) {
+      const category = this.lists.mailExchangerCategory(exchanger.host);
+      if (category === 'disposable') {
+        this.entry.isDisposableEmailAddress = true;
+        return { status: 'MailExchangerIsWellKnownDea' };
+      }
+      if (category === 'parked') return { status: 'MailExchangerIsParked' };
+      if (category === 'honeypot') return { status: 'MailExchangerIsHoneypot' };
+    }
+    return { status: 'Success' };
+  }
+}
+
+/** The IP address inside an address literal (`[192.0.2.1]`, `[IPv6:2001:db8::1]`), in the form node:net reads. */
+function literalAddress(literal: string): string {
+  const inner = literal.slice(1, -1);
+  if (/^ipv6:/i.test(inner)) return inner.slice(5);
+  // IPv4 parts may have leading zeros in a literal (decisions.md §3); node:net does not read them.
+  return inner
+    .split('.')
+    .map((part) => String(Number(part)))
+    .join('.');
+}

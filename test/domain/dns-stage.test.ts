@@ -1,0 +1,311 @@
+// The domain stage through the public createVerifier, against the lab DNS server on loopback (real UDP/TCP DNS,
+// answered by test/lab/dns-server.ts and read by Node's resolver): every DNS row of decisions.md §5.
+import { createSocket } from 'node:dgram';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createVerifier, type VerifierOptions } from '../../src/index.js';
+import { DnsLookup } from '../../src/dns/lookup.js';
+import { createNodeResolver } from '../../src/dns/resolver.js';
+import { resolveMailDomain } from '../../src/domain/mail-domain.js';
+import { startDnsServer, type LabDnsServer, type Zones } from '../lab/dns-server.js';
+
+// Public (global) addresses: the lab answers with them, nothing connects to them in a 'dns' check.
+const PUBLIC_A = '93.184.216.34';
+const PUBLIC_A2 = '198.41.0.4';
+const PUBLIC_AAAA = '2606:4700:4700::1111';
+
+const ZONES: Zones = {
+  'mx-ok.com': { mx: [{ priority: 20, exchange: 'mx2.mx-ok.com' }, { priority: 10, exchange: 'mx1.mx-ok.com' }] },
+  'mx1.mx-ok.com': { a: [PUBLIC_A] },
+  'mx2.mx-ok.com': { a: [PUBLIC_A2], aaaa: [PUBLIC_AAAA] },
+  'null-mx.com': { mx: [{ priority: 0, exchange: '' }] },
+  'implicit.com': { a: [PUBLIC_A] },
+  'implicit6.com': { aaaa: [PUBLIC_AAAA] },
+  'implicit-private.com': { a: ['10.1.2.3'] },
+  'no-records.com': { txt: ['v=spf1 -all'] },
+  'dangling.com': { mx: [{ priority: 10, exchange: 'nowhere.dangling.com' }] },
+  'loopback-mx.com': { mx: [{ priority: 10, exchange: 'mx.loopback-mx.com' }] },
+  'mx.loopback-mx.com': { a: ['127.0.0.1'], aaaa: ['::1'] },
+  'private-mx.com': { mx: [{ priority: 10, exchange: 'mx.private-mx.com' }] },
+  'mx.private-mx.com': { a: ['192.168.1.20', '169.254.169.254', '100.64.0.1'], aaaa: ['fd00::25'] },
+  'literal-mx.com': { mx: [{ priority: 10, exchange: '93.184.216.34' }] },
+  'localhost-mx.com': { mx: [{ priority: 10, exchange: 'localhost' }] },
+  localhost: { a: ['127.0.0.1'] },
+  'failover.com': {
+    mx: [
+      { priority: 5, exchange: 'broken.failover.com' },
+      { priority: 10, exchange: 'good.failover.com' },
+    ],
+  },
+  'good.failover.com': { a: [PUBLIC_A] },
+  'servfail.com': { rcode: 'SERVFAIL' },
+  'refused.com': { rcode: 'REFUSED' },
+  'servfail-once.com': { mx: [{ priority: 10, exchange: 'mx.servfail-once.com' }], servfailTimes: 1 },
+  'mx.servfail-once.com': { a: [PUBLIC_A] },
+  'silent.com': { silent: true },
+  'slow-exchange.com': { mx: [{ priority: 10, exchange: 'mx.slow-exchange.com' }] },
+  'mx.slow-exchange.com': { silent: true },
+  'short-ttl.com': { mx: [{ priority: 10, exchange: 'mx.short-ttl.com' }], ttl: 1 },
+  'mx.short-ttl.com': { a: [PUBLIC_A], ttl: 1 },
+  'cname-mx.com': { cname: 'target.cname-mx.com' },
+  'target.cname-mx.com': { mx: [{ priority: 10, exchange: 'mx1.mx-ok.com' }] },
+  'parked.com': { mx: [{ priority: 10, exchange: 'mx.parking-lab.net' }] },
+  'mx.parking-lab.net': { a: [PUBLIC_A] },
+  'trap.com': { mx: [{ priority: 10, exchange: 'mx.trap-lab.net' }] },
+  'mx.trap-lab.net': { a: [PUBLIC_A] },
+  'dea-mx.com': { mx: [{ priority: 10, exchange: 'mx.dea-lab.net' }] },
+  // A typo of a common domain that exists, with MX records: no suggestion for it.
+  'yaho.com': { mx: [{ priority: 10, exchange: 'mx1.mx-ok.com' }] },
+  'mx.dea-lab.net': { a: [PUBLIC_A] },
+};
+
+let lab: LabDnsServer;
+beforeAll(async () => {
+  lab = await startDnsServer(ZONES);
+});
+afterAll(async () => {
+  await lab.close();
+});
+
+function verifier(options: VerifierOptions = {}) {
+  return createVerifier({
+    checks: 'dns',
+    ...options,
+    dns: { servers: [lab.address], timeoutMs: 400, ...options.dns },
+    lists: {
+      parkedMailExchangers: ['parking-lab.net'],
+      honeypotMailExchangers: ['trap-lab.net'],
+      disposableMailExchangers: ['dea-lab.net'],
+      ...options.lists,
+    },
+  });
+}
+
+async function statusOf(address: string, options: VerifierOptions = {}): Promise<string> {
+  return (await verifier(options).verify(address)).status;
+}
+
+describe('DNS answers → statuses (decisions.md §5)', () => {
+  it('MX records whose exchanges resolve to global addresses: Success', async () => {
+    const entry = await verifier().verify('john.doe@mx-ok.com');
+    expect(entry).toMatchObject({ status: 'Success', classification: 'Deliverable', emailAddress: 'john.doe@mx-ok.com' });
+  });
+
+  it('NXDOMAIN: DomainDoesNotExist', async () => {
+    expect(await statusOf('a@no-such-domain.com')).toBe('DomainDoesNotExist');
+  });
+
+  it('a single MX "0 ." (RFC 7505): DomainHasNullMx, and no exchange is looked up', async () => {
+    const before = lab.queryCount();
+    expect(await statusOf('a@null-mx.com')).toBe('DomainHasNullMx');
+    expect(lab.queryCount() - before).toBe(1);
+  });
+
+  it('no MX, but A or AAAA records: the implicit MX (RFC 5321 §5.1)', async () => {
+    expect(await statusOf('a@implicit.com')).toBe('Success');
+    expect(await statusOf('a@implicit6.com')).toBe('Success');
+  });
+
+  it('no MX and no A/AAAA: DomainIsMisconfigured', async () => {
+    expect(await statusOf('a@no-records.com')).toBe('DomainIsMisconfigured');
+  });
+
+  it('an implicit MX at a private address: DomainIsMisconfigured unless private addresses are allowed', async () => {
+    expect(await statusOf('a@implicit-private.com')).toBe('DomainIsMisconfigured');
+    expect(await statusOf('a@implicit-private.com', { allowPrivateAddresses: true })).toBe('Success');
+  });
+
+  it('every MX host unresolvable: DomainIsMisconfigured', async () => {
+    expect(await statusOf('a@dangling.com')).toBe('DomainIsMisconfigured');
+  });
+
+  it('MX hosts resolving only to loopback, private, link-local or shared addresses: DomainIsMisconfigured', async () => {
+    expect(await statusOf('a@loopback-mx.com')).toBe('DomainIsMisconfigured');
+    expect(await statusOf('a@private-mx.com')).toBe('DomainIsMisconfigured');
+    expect(await statusOf('a@localhost-mx.com')).toBe('DomainIsMisconfigured');
+    expect(await statusOf('a@loopback-mx.com', { allowPrivateAddresses: true })).toBe('Success');
+    expect(await statusOf('a@private-mx.com', { allowPrivateAddresses: true })).toBe('Success');
+  });
+
+  it('an IP literal as exchange: DomainIsMisconfigured, whatever allowPrivateAddresses says', async () => {
+    expect(await statusOf('a@literal-mx.com')).toBe('DomainIsMisconfigured');
+    expect(await statusOf('a@literal-mx.com', { allowPrivateAddresses: true })).toBe('DomainIsMisconfigured');
+  });
+
+  it('SERVFAIL or REFUSED after one retry: DomainIsMisconfigured; a SERVFAIL answered on the retry is no failure', async () => {
+    const before = lab.queryCount('servfail.com', 'MX');
+    expect(await statusOf('a@servfail.com')).toBe('DomainIsMisconfigured');
+    expect(lab.queryCount('servfail.com', 'MX') - before).toBe(2);
+    expect(await statusOf('a@refused.com')).toBe('DomainIsMisconfigured');
+    expect(await statusOf('a@servfail-once.com')).toBe('Success');
+  });
+
+  it('no answer in time: DnsQueryTimeout, for the domain and for its exchanges', async () => {
+    expect(await statusOf('a@silent.com', { dns: { timeoutMs: 200 } })).toBe('DnsQueryTimeout');
+    expect(await statusOf('a@slow-exchange.com', { dns: { timeoutMs: 200 } })).toBe('DnsQueryTimeout');
+  });
+
+  it('a socket failure (nothing listening): DnsConnectionFailure', async () => {
+    const socket = createSocket('udp4');
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    const { port } = socket.address();
+    await new Promise<void>((resolve) => socket.close(() => resolve()));
+    expect(await statusOf('a@mx-ok.com', { dns: { servers: [`127.0.0.1:${port}`] } })).toBe('DnsConnectionFailure');
+  });
+
+  it('follows a CNAME to the MX records', async () => {
+    expect(await statusOf('a@cname-mx.com')).toBe('Success');
+  });
+});
+
+describe('mail exchangers', () => {
+  const lookup = () => new DnsLookup(createNodeResolver({ servers: [lab.address], timeoutMs: 400 }));
+
+  it('are sorted by preference, each with its addresses', async () => {
+    expect(await resolveMailDomain(lookup(), 'mx-ok.com', { allowPrivateAddresses: false })).toEqual({
+      status: null,
+      hasMx: true,
+      exchangers: [
+        { host: 'mx1.mx-ok.com', priority: 10, addresses: [PUBLIC_A] },
+        { host: 'mx2.mx-ok.com', priority: 20, addresses: [PUBLIC_A2, PUBLIC_AAAA] },
+      ],
+    });
+  });
+
+  it('skip an unresolvable exchange and keep the next one', async () => {
+    const result = await resolveMailDomain(lookup(), 'failover.com', { allowPrivateAddresses: false });
+    expect(result).toEqual({ status: null, hasMx: true, exchangers: [{ host: 'good.failover.com', priority: 10, addresses: [PUBLIC_A] }] });
+  });
+
+  it('keep only the usable addresses of an exchange', async () => {
+    const result = await resolveMailDomain(lookup(), 'private-mx.com', { allowPrivateAddresses: true });
+    expect(result.status === null && result.exchangers[0]!.addresses).toEqual(['192.168.1.20', '169.254.169.254', '100.64.0.1', 'fd00::25']);
+  });
+
+  it('name the implicit MX after the domain itself', async () => {
+    expect(await resolveMailDomain(lookup(), 'implicit.com', { allowPrivateAddresses: false })).toEqual({
+      status: null,
+      hasMx: false,
+      exchangers: [{ host: 'implicit.com', priority: 0, addresses: [PUBLIC_A] }],
+    });
+  });
+});
+
+describe('mail-exchanger host lists (pipeline step 7)', () => {
+  it('parking service, spam trap and disposable provider exchangers', async () => {
+    expect(await statusOf('a@parked.com')).toBe('MailExchangerIsParked');
+    expect(await statusOf('a@trap.com')).toBe('MailExchangerIsHoneypot');
+    const dea = await verifier().verify('a@dea-mx.com');
+    expect(dea).toMatchObject({ status: 'MailExchangerIsWellKnownDea', classification: 'Risky', isDisposableEmailAddress: true });
+  });
+});
+
+describe('queries that are never sent', () => {
+  it('no query for a syntax failure, an unknown or special-use top-level label, or a listed disposable domain', async () => {
+    const v = verifier();
+    const before = lab.queryCount();
+    for (const [address, status] of [
+      ['john..doe@mx-ok.com', 'DoubleDotSequence'],
+      ['a@mx-ok', 'DomainPartCompliancyFailure'],
+      ['a@host.notarealtld', 'DomainDoesNotExist'],
+      ['a@printer.local', 'DomainDoesNotExist'],
+      ['a@site.test', 'DomainDoesNotExist'],
+      ['a@x.example', 'DomainDoesNotExist'],
+      ['a@hidden.onion', 'DomainDoesNotExist'],
+      ['a@router.home.arpa', 'DomainDoesNotExist'],
+      ['a@mailinator.com', 'DomainIsWellKnownDea'],
+    ] as const) {
+      expect([address, (await v.verify(address)).status]).toEqual([address, status]);
+    }
+    expect(lab.queryCount() - before).toBe(0);
+    expect(v.stats().dns.queries).toBe(0);
+  });
+
+  it("checks: 'syntax' sends no query at all", async () => {
+    const v = verifier({ checks: 'syntax' });
+    const before = lab.queryCount();
+    expect((await v.verify('a@mx-ok.com')).status).toBe('Success');
+    expect((await v.verify('a@no-such-domain.com')).status).toBe('Success');
+    expect(lab.queryCount() - before).toBe(0);
+  });
+
+  it('no query for a domain literal; a non-global literal is UnacceptableDomainLiteral at the "["', async () => {
+    const v = verifier();
+    const before = lab.queryCount();
+    expect(await v.verify('test@[127.0.0.1]')).toMatchObject({ status: 'UnacceptableDomainLiteral', syntaxFailureIndex: 5 });
+    expect(await v.verify('x@(c)[IPv6:::1]')).toMatchObject({ status: 'UnacceptableDomainLiteral', syntaxFailureIndex: 5 });
+    expect(await v.verify('x@[010.0.0.1]')).toMatchObject({ status: 'UnacceptableDomainLiteral', syntaxFailureIndex: 2 });
+    expect((await v.verify('x@[93.184.216.34]')).status).toBe('Success');
+    expect((await verifier({ allowPrivateAddresses: true }).verify('test@[127.0.0.1]')).status).toBe('Success');
+    expect(lab.queryCount() - before).toBe(0);
+  });
+});
+
+describe('the DNS cache', () => {
+  it('answers a domain seen before without a query', async () => {
+    const v = verifier();
+    await v.verify('a@mx-ok.com');
+    const sent = lab.queryCount();
+    const first = v.stats().dns;
+    expect(first.queries).toBeGreaterThan(0);
+    await v.verify('b@mx-ok.com');
+    await v.verify('c@MX-OK.com');
+    expect(lab.queryCount()).toBe(sent);
+    expect(v.stats().dns.queries).toBe(first.queries);
+    expect(v.stats().dns.hits).toBeGreaterThan(first.hits);
+  });
+
+  it('caches negative answers too', async () => {
+    const v = verifier();
+    await v.verify('a@no-such-domain.com');
+    const sent = lab.queryCount();
+    expect((await v.verify('b@no-such-domain.com')).status).toBe('DomainDoesNotExist');
+    expect(lab.queryCount()).toBe(sent);
+  });
+
+  it('shares one request between concurrent identical queries', async () => {
+    const v = verifier();
+    const before = lab.queryCount('mx-ok.com', 'MX');
+    const entries = await Promise.all(Array.from({ length: 20 }, (_, i) => v.verify(`user${i}@mx-ok.com`)));
+    expect(entries.every((e) => e.status === 'Success')).toBe(true);
+    expect(lab.queryCount('mx-ok.com', 'MX') - before).toBe(1);
+  });
+
+  it('asks again when the TTL of the answer has passed', async () => {
+    const v = verifier();
+    await v.verify('a@short-ttl.com');
+    const before = lab.queryCount('mx.short-ttl.com', 'A');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await v.verify('b@short-ttl.com');
+    expect(lab.queryCount('mx.short-ttl.com', 'A') - before).toBe(1);
+  });
+
+  it('keeps at most maxEntries answers', async () => {
+    const v = verifier({ dns: { cache: { maxEntries: 1 } } });
+    await v.verify('a@implicit.com'); // MX, A and AAAA: only the last answer stays
+    const before = lab.queryCount('implicit.com', 'MX');
+    await v.verify('b@implicit.com');
+    expect(lab.queryCount('implicit.com', 'MX') - before).toBe(1);
+  });
+});
+
+describe('flags and suggestions', () => {
+  it('are filled for an address that parses, whatever its status', async () => {
+    const entry = await verifier().verify('postmaster@no-such-domain.com');
+    expect(entry).toMatchObject({ status: 'DomainDoesNotExist', isRoleAccount: true, isFreeEmailAddress: false, isDisposableEmailAddress: false });
+    const free = await verifier({ checks: 'syntax' }).verify('jane.doe@gmail.com');
+    expect(free).toMatchObject({ status: 'Success', isFreeEmailAddress: true, isRoleAccount: false });
+  });
+
+  it('suggest the likely domain for a typo, but never for a domain with MX records in this run', async () => {
+    const typo = await verifier().verify('jane@outlok.com');
+    expect(typo).toMatchObject({ status: 'DomainDoesNotExist', suggestions: ['jane@outlook.com'] });
+    // Typo domains registered by disposable services keep their suggestion.
+    const squatted = await verifier().verify('jane@gmial.com');
+    expect(squatted).toMatchObject({ status: 'DomainIsWellKnownDea', suggestions: ['jane@gmail.com'] });
+    const offline = await verifier({ checks: 'syntax' }).verify('jane@yaho.com');
+    expect(offline.suggestions).toEqual(['jane@yahoo.com']);
+    const resolvesWithMx = await verifier().verify('jane@yaho.com');
+    expect(resolvesWithMx).toMatchObject({ status: 'Success' });
+    expect(resolvesWithMx.suggestions).toBeUndefined();
+  });
+});

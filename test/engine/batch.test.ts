@@ -1,0 +1,107 @@
+// verifyMany: one entry per input, in order, with duplicate marking (decisions.md §9). Offline (checks: 'syntax').
+import { describe, expect, it } from 'vitest';
+import { createVerifier, type BatchInput, type Entry } from '../../src/index.js';
+
+async function collect(entries: AsyncIterable<Entry>): Promise<Entry[]> {
+  const out: Entry[] = [];
+  for await (const entry of entries) out.push(entry);
+  return out;
+}
+
+const offline = () => createVerifier({ checks: 'syntax' });
+
+describe('verifyMany', () => {
+  it('gives every input exactly one entry, in input order, with its index', async () => {
+    const inputs = ['a@example.org', 'bad', '', 'b@example.org', 'c@@example.org'];
+    const entries = await collect(offline().verifyMany(inputs, { concurrency: 2 }));
+    expect(entries.map((e) => [e.index, e.inputData, e.status])).toEqual([
+      [0, 'a@example.org', 'Success'],
+      [1, 'bad', 'AtSignNotFound'],
+      [2, '', 'AtSignNotFound'],
+      [3, 'b@example.org', 'Success'],
+      [4, 'c@@example.org', 'InvalidCharacterInSequence'],
+    ]);
+  });
+
+  it('reads async iterables lazily and keeps custom data', async () => {
+    let read = 0;
+    async function* source(): AsyncGenerator<BatchInput> {
+      for (let i = 0; i < 50; i++) {
+        read++;
+        yield i % 2 === 0 ? `user${i}@example.org` : { inputData: `user${i}@example.org`, custom: `row ${i}` };
+      }
+    }
+    const iterator = offline().verifyMany(source(), { concurrency: 3 })[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    expect(first.value).toMatchObject({ index: 0, status: 'Success' });
+    expect(read).toBeLessThanOrEqual(4);
+    const rest: Entry[] = [];
+    for (let r = await iterator.next(); !r.done; r = await iterator.next()) rest.push(r.value);
+    expect(rest).toHaveLength(49);
+    expect(rest[0]).toMatchObject({ index: 1, custom: 'row 1' });
+    expect(rest[1]!.custom).toBeUndefined();
+  });
+
+  it('marks Safe duplicates: CFWS, needless quotes, domain case, ASCII local-part case', async () => {
+    const inputs = ['John@Example.org', 'john@example.org', '(c) "john"@EXAMPLE.org', 'jöhn@example.org', 'JÖHN@example.org', 'john+x@example.org', 'bad', 'bad'];
+    const entries = await collect(offline().verifyMany(inputs, { deduplication: 'Safe' }));
+    expect(entries.map((e) => [e.status, e.duplicateOf])).toEqual([
+      ['Success', undefined],
+      ['Duplicate', 0],
+      ['Duplicate', 0],
+      ['Success', undefined],
+      ['Success', undefined], // non-ASCII letters are not folded
+      ['Success', undefined],
+      ['AtSignNotFound', undefined],
+      ['Duplicate', 6],
+    ]);
+    expect(entries[1]).toMatchObject({ classification: 'Deliverable', emailAddress: 'john@example.org' });
+    expect(entries[7]).toMatchObject({ classification: 'Undeliverable' });
+  });
+
+  it('marks Relaxed duplicates: +tags everywhere, Gmail dots and googlemail.com, Yahoo -keywords', async () => {
+    const inputs = [
+      'john.doe@gmail.com',
+      'johndoe+news@googlemail.com',
+      'J.O.H.N.D.O.E@gmail.com',
+      'jane+a@example.org',
+      'jane+b@example.org',
+      'jane.x@example.org',
+      'mary-shop@yahoo.com',
+      'mary@yahoo.com',
+      'mary-shop@example.org',
+      'mary@example.org',
+    ];
+    const relaxed = await collect(offline().verifyMany(inputs, { deduplication: 'Relaxed' }));
+    expect(relaxed.map((e) => e.duplicateOf ?? null)).toEqual([null, 0, 0, null, 3, null, null, 6, null, null]);
+    const safe = await collect(offline().verifyMany(inputs, { deduplication: 'Safe' }));
+    expect(safe.filter((e) => e.status === 'Duplicate')).toHaveLength(0);
+    const off = await collect(offline().verifyMany(['a@x.org', 'a@x.org']));
+    expect(off.map((e) => e.status)).toEqual(['Success', 'Success']);
+  });
+
+  it('refuses bad options and bad inputs with a TypeError', async () => {
+    await expect(collect(offline().verifyMany(['a@x.org'], { concurrency: 0 }))).rejects.toThrow(TypeError);
+    await expect(collect(offline().verifyMany(['a@x.org'], { deduplication: 'Loose' as never }))).rejects.toThrow(/deduplication/);
+    await expect(collect(offline().verifyMany(['a@x.org', 42 as never]))).rejects.toThrow(/input 1/);
+    await expect(offline().verify(42 as never)).rejects.toThrow(/expects a string/);
+  });
+});
+
+describe('createVerifier options', () => {
+  it('are checked with clear errors', () => {
+    expect(() => createVerifier({ checks: 'everything' as never })).toThrow(/checks/);
+    expect(() => createVerifier({ quality: 'Best' as never, checks: 'syntax' })).toThrow(/quality/);
+    expect(() => createVerifier({ checks: 'dns', dns: { timeoutMs: -1 } })).toThrow(/timeoutMs/);
+    expect(() => createVerifier({ checks: 'dns', dns: { servers: '127.0.0.1' as never } })).toThrow(/servers/);
+  });
+
+  it('say plainly that SMTP checks are not available yet', () => {
+    expect(() => createVerifier()).toThrow(/smtp/);
+  });
+
+  it('let the classification names be overridden', async () => {
+    const v = createVerifier({ checks: 'syntax', classifications: { AtSignNotFound: 'Typo' } });
+    expect(await v.verify('nope')).toMatchObject({ status: 'AtSignNotFound', classification: 'Typo' });
+  });
+});
