@@ -1,0 +1,97 @@
+/**
+ * The SMTP transport interface: one session with one mail exchanger, as the probe strategy drives it. The default
+ * implementation is built on nodemailer's smtp-connection (`./nodemailer-transport.ts`); a host application can pass
+ * its own through `createVerifier({ smtp: { transport } })`.
+ */
+import type { SmtpReply } from './reply.js';
+
+export interface SmtpOpenOptions {
+  /** The IP address to connect to: already resolved and vetted (global unless `allowPrivateAddresses`). */
+  host: string;
+  port: number;
+  /** The exchanger's host name (TLS server name; empty for an address literal). */
+  servername: string;
+  /** The name sent with EHLO/HELO. */
+  heloName: string;
+  /** STARTTLS when the server offers it (default true); certificates are checked only if `rejectUnauthorized`. */
+  tls: { starttls: boolean; rejectUnauthorized: boolean };
+  /** TCP connect, greeting, EHLO and STARTTLS together must finish within this time. */
+  connectTimeoutMs: number;
+  /** The default wait for the reply to each later command. */
+  commandTimeoutMs: number;
+}
+
+export interface SmtpCommandOptions {
+  /** The wait for this command's reply, instead of `commandTimeoutMs`. */
+  timeoutMs?: number;
+}
+
+/**
+ * An open session, after the greeting and EHLO (or HELO) and, where offered, STARTTLS.
+ *
+ * Commands may be issued without waiting for earlier replies: when the server advertises PIPELINING they are written
+ * at once (RFC 2920), otherwise each is written when the previous reply has arrived. Replies resolve in order.
+ * A command rejects only with an `SmtpTransportError`: `ETIMEDOUT` when its reply does not come in time, `ECLOSED`
+ * when the connection drops or is closed; after either, the session is closed and every pending command fails.
+ * Arguments containing CR, LF or NUL are refused (`EINVALID`) before anything is written.
+ */
+export interface SmtpSession {
+  readonly greeting: SmtpReply;
+  /** The EHLO keywords in upper case (`PIPELINING`, `SMTPUTF8`, `SIZE`, ...); empty after a HELO fallback. */
+  readonly extensions: ReadonlySet<string>;
+  /** True after a successful STARTTLS. */
+  readonly secure: boolean;
+  readonly closed: boolean;
+  /** `MAIL FROM:<from>` followed by the given ESMTP parameters (e.g. `SMTPUTF8`). */
+  mail(from: string, parameters?: readonly string[], options?: SmtpCommandOptions): Promise<SmtpReply>;
+  /** `RCPT TO:<to>`. */
+  rcpt(to: string, options?: SmtpCommandOptions): Promise<SmtpReply>;
+  rset(options?: SmtpCommandOptions): Promise<SmtpReply>;
+  /** Sends QUIT, waits briefly for the reply, closes. Never rejects. */
+  quit(): Promise<void>;
+  /** Closes at once, without QUIT; pending commands fail with `ECLOSED`. Never throws. */
+  close(): void;
+}
+
+export interface SmtpTransport {
+  /** Rejects only with an `SmtpTransportError`. */
+  open(options: SmtpOpenOptions): Promise<SmtpSession>;
+}
+
+export type SmtpTransportErrorCode =
+  /** The connection was refused or reset before the greeting. */
+  | 'ECONNECTION'
+  /** No connection, greeting or reply within the allowed time. */
+  | 'ETIMEDOUT'
+  /** The server answered with a negative reply while opening (a 554/421 greeting, EHLO and HELO refused, ...). */
+  | 'EREPLY'
+  /** The server's reply could not be parsed, or came out of sequence. */
+  | 'EPROTOCOL'
+  /** The connection dropped or was closed while a command waited. */
+  | 'ECLOSED'
+  /** A command argument held CR, LF or NUL. */
+  | 'EINVALID';
+
+export type SmtpPhase = 'connect' | 'greeting' | 'ehlo' | 'starttls' | 'command';
+
+export class SmtpTransportError extends Error {
+  override readonly name = 'SmtpTransportError';
+  constructor(
+    readonly code: SmtpTransportErrorCode,
+    readonly phase: SmtpPhase,
+    message: string,
+    /** The negative reply, for `EREPLY` (and a malformed one, for `EPROTOCOL`, with code 0). */
+    readonly reply?: SmtpReply,
+  ) {
+    super(message);
+  }
+}
+
+/** True when the text could put a line break or a NUL on the wire (RFC 5321 §2.3.8: lines end only in CRLF). */
+export function hasLineBreakOrNul(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 13 || c === 10 || c === 0) return true;
+  }
+  return false;
+}
