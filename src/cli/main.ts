@@ -1,15 +1,17 @@
 /**
  * The `mailverify` command.
  *
- *   mailverify check [file|-] --checks syntax [--input text|csv] [--column N] [--delimiter C] [--header]
- *                              [--output jsonl|csv]
+ *   mailverify check [file|-] [--checks syntax|dns] [--dns-server IP[:PORT]]... [--concurrency N]
+ *                    [--deduplication Off|Safe|Relaxed] [--input text|csv] [--column N] [--delimiter C] [--header]
+ *                    [--output jsonl|csv]
  *
  * Reads one address per line (or one CSV column) and writes one result per input, in input order.
  */
 import { createReadStream } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ENTRY_FIELDS, entryFromParse, type Entry } from '../engine/entry.js';
-import { parseAddress } from '../syntax/parse.js';
+import { DEDUPLICATION_MODES, type Deduplication } from '../engine/dedupe.js';
+import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
+import { createVerifier } from '../engine/verifier.js';
 import { CsvRecordReader, csvField } from './csv.js';
 
 const USAGE = `Usage: mailverify check [file|-] [options]
@@ -18,7 +20,11 @@ Verifies the addresses of a file (one per line, or one column of a CSV file) or 
 and writes one result per input, in order.
 
 Options:
-  --checks syntax         how far to verify; this version runs the offline syntax check ("syntax")
+  --checks syntax|dns     how far to verify (default syntax): "syntax" is offline (syntax, lists,
+                          suggestions); "dns" adds the DNS/MX checks
+  --dns-server IP[:PORT]  DNS server to ask instead of the system's (repeatable)
+  --concurrency N         addresses verified at the same time (default 10)
+  --deduplication MODE    Off (default), Safe or Relaxed: later copies of an address are Duplicate
   --input text|csv        input format (default: csv for *.csv files, text otherwise)
   --column N              zero-based CSV column holding the address (default 0)
   --delimiter C           CSV delimiter (default ",")
@@ -33,7 +39,10 @@ class UsageError extends Error {}
 
 interface CheckOptions {
   source: string;
-  checks: 'syntax';
+  checks: 'syntax' | 'dns';
+  dnsServers: string[] | undefined;
+  concurrency: number;
+  deduplication: Deduplication;
   input: 'text' | 'csv';
   column: number;
   delimiter: string;
@@ -47,6 +56,9 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
     allowPositionals: true,
     options: {
       checks: { type: 'string', default: 'syntax' },
+      'dns-server': { type: 'string', multiple: true },
+      concurrency: { type: 'string', default: '10' },
+      deduplication: { type: 'string', default: 'Off' },
       input: { type: 'string' },
       column: { type: 'string', default: '0' },
       delimiter: { type: 'string', default: ',' },
@@ -58,8 +70,15 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   if (values.help) return null;
   if (positionals.length > 1) throw new UsageError(`expected at most one input file, got ${positionals.length}`);
   const source = positionals[0] ?? '-';
-  if (values.checks !== 'syntax') {
-    throw new UsageError(`--checks ${values.checks}: this version of the command runs the syntax check only (--checks syntax)`);
+  const checks = values.checks;
+  if (checks !== 'syntax' && checks !== 'dns') {
+    throw new UsageError(`--checks must be syntax or dns (SMTP probing is not available in this version), got ${checks}`);
+  }
+  const concurrency = Number(values.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency must be a positive integer, got ${values.concurrency}`);
+  const deduplication = values.deduplication as Deduplication;
+  if (!DEDUPLICATION_MODES.includes(deduplication)) {
+    throw new UsageError(`--deduplication must be one of ${DEDUPLICATION_MODES.join(', ')}, got ${values.deduplication}`);
   }
   const input = values.input ?? (source.toLowerCase().endsWith('.csv') ? 'csv' : 'text');
   if (input !== 'text' && input !== 'csv') throw new UsageError(`--input must be text or csv, got ${input}`);
@@ -69,7 +88,8 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
     throw new UsageError(`--output must be jsonl or csv, got ${values.output}`);
   }
   if (values.delimiter.length !== 1) throw new UsageError(`--delimiter must be one character`);
-  return { source, checks: 'syntax', input, column, delimiter: values.delimiter, header: values.header, output: values.output };
+  const dnsServers = values['dns-server'];
+  return { source, checks, dnsServers, concurrency, deduplication, input, column, delimiter: values.delimiter, header: values.header, output: values.output };
 }
 
 /** The addresses of the input, in order: lines of a text file, or one column of each CSV record. */
@@ -111,9 +131,13 @@ function formatEntry(entry: Entry, output: CheckOptions['output']): string {
 async function check(options: CheckOptions): Promise<void> {
   const out = process.stdout;
   if (options.output === 'csv') out.write(ENTRY_FIELDS.join(',') + '\n');
-  let index = 0;
-  for await (const address of readAddresses(options)) {
-    const line = formatEntry(entryFromParse(index++, address, parseAddress(address)), options.output) + '\n';
+  const verifier = createVerifier({ checks: options.checks, dns: { servers: options.dnsServers } });
+  const entries = verifier.verifyMany(readAddresses(options), {
+    concurrency: options.concurrency,
+    deduplication: options.deduplication,
+  });
+  for await (const entry of entries) {
+    const line = formatEntry(entry, options.output) + '\n';
     if (!out.write(line)) await new Promise((resolve) => out.once('drain', resolve));
   }
 }

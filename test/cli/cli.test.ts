@@ -1,10 +1,11 @@
 // The `mailverify` command, run as a child process from the build (`npm test` builds dist/ first).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type LabDnsServer } from '../lab/dns-server.js';
 import { CsvRecordReader, csvField } from '../../src/cli/csv.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -14,6 +15,20 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function mailverify(args: string[], stdin?: string) {
   const r = spawnSync(process.execPath, [cli, ...args], { input: stdin, encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** For runs that need this process to keep answering (the lab DNS server lives here). */
+function mailverifyAsync(args: string[], stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args]);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
 }
 
 const jsonLines = (text: string) => text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -63,12 +78,45 @@ describe('mailverify check --checks syntax', () => {
   });
 
   it('refuses what it cannot do with a clear message and exit code 2', () => {
-    expect(mailverify(['check', '--checks', 'smtp'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/syntax check only/) });
+    expect(mailverify(['check', '--checks', 'smtp'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--checks must be syntax or dns/) });
+    expect(mailverify(['check', '--deduplication', 'Loose'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/Off, Safe, Relaxed/) });
+    expect(mailverify(['check', '--concurrency', '0'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--concurrency/) });
     expect(mailverify(['verify'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "verify"/) });
     expect(mailverify(['check', '--column', '-1'], '')).toMatchObject({ code: 2 });
     expect(mailverify(['check', '--bogus'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/bogus/) });
     expect(mailverify(['check', join(dir, 'missing.txt')])).toMatchObject({ code: 1, stderr: expect.stringMatching(/ENOENT/) });
     expect(mailverify(['--help'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/Usage: mailverify check/) });
+  });
+});
+
+describe('mailverify check --checks dns', () => {
+  let lab: LabDnsServer;
+  beforeAll(async () => {
+    lab = await startDnsServer({
+      'mailhost.com': { mx: [{ priority: 10, exchange: 'mx.mailhost.com' }] },
+      'mx.mailhost.com': { a: ['1.2.3.4'] },
+      'nullmx.com': { mx: [{ priority: 0, exchange: '' }] },
+    });
+  });
+  afterAll(() => lab.close());
+
+  it('asks the given DNS server, flags and deduplicates, one result per input in order', async () => {
+    const input = 'info@mailhost.com\nInfo@MAILHOST.com\nx@nullmx.com\nx@nowhere.com\nx@outlok.com\n';
+    const args = ['check', '-', '--checks', 'dns', '--dns-server', lab.address, '--deduplication', 'Safe'];
+    const result = await mailverifyAsync(args, input);
+    expect(result.code).toBe(0);
+    const entries = jsonLines(result.stdout);
+    expect(entries.map((e) => [e.index, e.status, e.classification])).toEqual([
+      [0, 'Success', 'Deliverable'],
+      [1, 'Duplicate', 'Deliverable'],
+      [2, 'DomainHasNullMx', 'Undeliverable'],
+      [3, 'DomainDoesNotExist', 'Undeliverable'],
+      [4, 'DomainDoesNotExist', 'Undeliverable'],
+    ]);
+    expect(entries[0]).toMatchObject({ isRoleAccount: true, isFreeEmailAddress: false });
+    expect(entries[1]).toMatchObject({ duplicateOf: 0 });
+    expect(entries[4]).toMatchObject({ suggestions: ['x@outlook.com'] });
+    expect(lab.queryCount('mailhost.com', 'MX')).toBe(1);
   });
 });
 

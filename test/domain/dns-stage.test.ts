@@ -2,7 +2,7 @@
 // answered by test/lab/dns-server.ts and read by Node's resolver): every DNS row of decisions.md §5.
 import { createSocket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVerifier, type VerifierOptions } from '../../src/index.js';
+import { createVerifier, type Resolver, type VerifierOptions } from '../../src/index.js';
 import { DnsLookup } from '../../src/dns/lookup.js';
 import { createNodeResolver } from '../../src/dns/resolver.js';
 import { resolveMailDomain } from '../../src/domain/mail-domain.js';
@@ -307,5 +307,39 @@ describe('flags and suggestions', () => {
     const resolvesWithMx = await verifier().verify('jane@yaho.com');
     expect(resolvesWithMx).toMatchObject({ status: 'Success' });
     expect(resolvesWithMx.suggestions).toBeUndefined();
+  });
+});
+
+describe('a resolver of the host application', () => {
+  it('is used instead of the default one, behind the cache (the README example, pointed at the lab)', async () => {
+    const { promises: dns } = await import('node:dns');
+    const system = new dns.Resolver({ timeout: 400, tries: 1 });
+    system.setServers([lab.address]);
+    const asked: string[] = [];
+    const resolver: Resolver = {
+      resolveMx: (name) => (asked.push(`MX ${name}`), system.resolveMx(name)),
+      resolve4: (name, options) => (asked.push(`A ${name}`), system.resolve4(name, options)),
+      resolve6: (name, options) => (asked.push(`AAAA ${name}`), system.resolve6(name, options)),
+    };
+    const v = createVerifier({ checks: 'dns', dns: { resolver } });
+    expect((await v.verify('a@mx-ok.com')).status).toBe('Success');
+    expect((await v.verify('b@mx-ok.com')).status).toBe('Success');
+    expect((await v.verify('a@null-mx.com')).status).toBe('DomainHasNullMx');
+    expect(asked.filter((q) => q === 'MX mx-ok.com')).toHaveLength(1);
+    expect(asked).toContain('A mx1.mx-ok.com');
+    expect(v.stats().dns.hits).toBeGreaterThan(0);
+  });
+
+  // A stand-in for the host's own code, failing the ways the interface documents (the real faults are tested above).
+  it('has its errors read by their Node codes', async () => {
+    const failing = (code: string): Resolver => {
+      const fail = (name: string) => Promise.reject(Object.assign(new Error(`${code} ${name}`), { code }));
+      return { resolveMx: fail, resolve4: fail, resolve6: fail };
+    };
+    const statusWith = async (code: string) => (await createVerifier({ checks: 'dns', dns: { resolver: failing(code) } }).verify('a@example-corp.com')).status;
+    expect(await statusWith('ETIMEOUT')).toBe('DnsQueryTimeout');
+    expect(await statusWith('ECONNREFUSED')).toBe('DnsConnectionFailure');
+    expect(await statusWith('ENOTFOUND')).toBe('DomainDoesNotExist');
+    expect(await statusWith('ESERVFAIL')).toBe('DomainIsMisconfigured');
   });
 });
