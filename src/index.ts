@@ -17,8 +17,21 @@ export type { StatusCode, SyntaxStatus, StatusGroup, Classification } from './st
 export { PROVIDER_RULES } from './syntax/provider-rules.js';
 export type { ProviderRule } from './syntax/provider-rules.js';
 export { createVerifier } from './engine/verifier.js';
-export type { Verifier, VerifierOptions, VerifyManyOptions, BatchInput, Checks, Quality } from './engine/verifier.js';
+export type { Verifier, VerifierOptions, SmtpOptions, VerifyManyOptions, BatchInput, Checks, Quality } from './engine/verifier.js';
 export type { Deduplication } from './engine/dedupe.js';
 export type { Entry } from './engine/entry.js';
 export type { Resolver, MxRecord, AddressRecord } from './dns/resolver.js';
 export type { DnsCacheOptions, DnsStats } from './dns/lookup.js';
+export { classifySmtpReply } from './smtp/classify.js';
+export type { SmtpReplyPhase } from './smtp/classify.js';
+export { createNodemailerTransport } from './smtp/nodemailer-transport.js';
+export { SmtpTransportError } from './smtp/transport.js';
+export type {
+  SmtpTransport,
+  SmtpSession,
+  SmtpOpenOptions,
+  SmtpCommandOptions,
+  SmtpTransportErrorCode,
+  SmtpPhase,
+} from './smtp/transport.js';
+export type { SmtpReply } from './smtp/reply.js';

@@ -1,7 +1,8 @@
 /**
  * The `mailverify` command.
  *
- *   mailverify check [file|-] [--checks syntax|dns] [--dns-server IP[:PORT]]... [--concurrency N]
+ *   mailverify check [file|-] [--checks syntax|dns|smtp] [--dns-server IP[:PORT]]... [--concurrency N]
+ *                    [--helo-name NAME] [--mail-from ADDRESS] [--smtp-port N] [--quality Standard|High|Extreme]
  *                    [--deduplication Off|Safe|Relaxed] [--input text|csv] [--column N] [--delimiter C] [--header]
  *                    [--output jsonl|csv]
  *
@@ -11,7 +12,7 @@ import { createReadStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEDUPLICATION_MODES, type Deduplication } from '../engine/dedupe.js';
 import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
-import { createVerifier } from '../engine/verifier.js';
+import { createVerifier, type Quality } from '../engine/verifier.js';
 import { CsvRecordReader, csvField } from './csv.js';
 
 const USAGE = `Usage: mailverify check [file|-] [options]
@@ -20,8 +21,14 @@ Verifies the addresses of a file (one per line, or one column of a CSV file) or 
 and writes one result per input, in order.
 
 Options:
-  --checks syntax|dns     how far to verify (default syntax): "syntax" is offline (syntax, lists,
-                          suggestions); "dns" adds the DNS/MX checks
+  --checks syntax|dns|smtp
+                          how far to verify (default syntax): "syntax" is offline (syntax, lists,
+                          suggestions); "dns" adds the DNS/MX checks; "smtp" probes the mailboxes
+  --helo-name NAME        EHLO name for SMTP probes (default: this host's name); use a name whose
+                          address and reverse DNS match the address you connect from
+  --mail-from ADDRESS     envelope sender of SMTP probes (default verify@<helo name>)
+  --smtp-port N           SMTP port (default 25)
+  --quality LEVEL         Standard (default), High or Extreme: passes over transient results, timeouts
   --dns-server IP[:PORT]  DNS server to ask instead of the system's (repeatable)
   --concurrency N         addresses verified at the same time (default 10)
   --deduplication MODE    Off (default), Safe or Relaxed: later copies of an address are Duplicate
@@ -37,9 +44,22 @@ line break does not start an entry. Every other line, blank ones included, gets 
 
 class UsageError extends Error {}
 
+/** A bad option value that createVerifier refuses is the user's to fix: a usage error. */
+function usage<T>(make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
 interface CheckOptions {
   source: string;
-  checks: 'syntax' | 'dns';
+  checks: 'syntax' | 'dns' | 'smtp';
+  heloName: string | undefined;
+  mailFrom: string | undefined;
+  smtpPort: number | undefined;
+  quality: Quality | undefined;
   dnsServers: string[] | undefined;
   concurrency: number;
   deduplication: Deduplication;
@@ -57,6 +77,10 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
     options: {
       checks: { type: 'string', default: 'syntax' },
       'dns-server': { type: 'string', multiple: true },
+      'helo-name': { type: 'string' },
+      'mail-from': { type: 'string' },
+      'smtp-port': { type: 'string' },
+      quality: { type: 'string' },
       concurrency: { type: 'string', default: '10' },
       deduplication: { type: 'string', default: 'Off' },
       input: { type: 'string' },
@@ -71,8 +95,16 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   if (positionals.length > 1) throw new UsageError(`expected at most one input file, got ${positionals.length}`);
   const source = positionals[0] ?? '-';
   const checks = values.checks;
-  if (checks !== 'syntax' && checks !== 'dns') {
-    throw new UsageError(`--checks must be syntax or dns (SMTP probing is not available in this version), got ${checks}`);
+  if (checks !== 'syntax' && checks !== 'dns' && checks !== 'smtp') {
+    throw new UsageError(`--checks must be syntax, dns or smtp, got ${checks}`);
+  }
+  const smtpPort = values['smtp-port'] === undefined ? undefined : Number(values['smtp-port']);
+  if (smtpPort !== undefined && !(Number.isInteger(smtpPort) && smtpPort > 0 && smtpPort < 65536)) {
+    throw new UsageError(`--smtp-port must be a TCP port number, got ${values['smtp-port']}`);
+  }
+  const quality = values.quality as Quality | undefined;
+  if (quality !== undefined && !['Standard', 'High', 'Extreme'].includes(quality)) {
+    throw new UsageError(`--quality must be Standard, High or Extreme, got ${quality}`);
   }
   const concurrency = Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency must be a positive integer, got ${values.concurrency}`);
@@ -89,7 +121,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   }
   if (values.delimiter.length !== 1) throw new UsageError(`--delimiter must be one character`);
   const dnsServers = values['dns-server'];
-  return { source, checks, dnsServers, concurrency, deduplication, input, column, delimiter: values.delimiter, header: values.header, output: values.output };
+  return { source, checks, heloName: values['helo-name'], mailFrom: values['mail-from'], smtpPort, quality, dnsServers, concurrency, deduplication, input, column, delimiter: values.delimiter, header: values.header, output: values.output };
 }
 
 /** The addresses of the input, in order: lines of a text file, or one column of each CSV record. */
@@ -131,7 +163,16 @@ function formatEntry(entry: Entry, output: CheckOptions['output']): string {
 async function check(options: CheckOptions): Promise<void> {
   const out = process.stdout;
   if (options.output === 'csv') out.write(ENTRY_FIELDS.join(',') + '\n');
-  const verifier = createVerifier({ checks: options.checks, dns: { servers: options.dnsServers } });
+  const verifier = usage(() =>
+    createVerifier({
+      checks: options.checks,
+      dns: { servers: options.dnsServers },
+      heloName: options.heloName,
+      mailFrom: options.mailFrom,
+      quality: options.quality,
+      smtp: { port: options.smtpPort },
+    }),
+  );
   const entries = verifier.verifyMany(readAddresses(options), {
     concurrency: options.concurrency,
     deduplication: options.deduplication,
@@ -140,6 +181,7 @@ async function check(options: CheckOptions): Promise<void> {
     const line = formatEntry(entry, options.output) + '\n';
     if (!out.write(line)) await new Promise((resolve) => out.once('drain', resolve));
   }
+  await verifier.close();
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -2,17 +2,22 @@
  * createVerifier: the pipeline of decisions.md §4 over one address.
  *
  * 1. syntax and provider rules; 2. domain-literal policy; 3. public top-level label; 5. disposable domain and
- * relay-service lists; 6. DNS; 7. mail-exchanger host lists. (4, deduplication and override rules, belongs to
- * batches.) The first stage that yields a status decides it; the flags and suggestions are filled for every address
- * that parses. `checks: 'syntax'` stops after step 5, `'dns'` after step 7.
+ * relay-service lists; 6. DNS; 7. mail-exchanger host lists; 8. SMTP. (4, deduplication and override rules, belongs
+ * to batches.) The first stage that yields a status decides it; the flags and suggestions are filled for every
+ * address that parses. `checks: 'syntax'` stops after step 5, `'dns'` after step 7. Transient results are tried
+ * again in later passes, as many as the quality level gives (decisions.md §10).
  */
+import { hostname } from 'node:os';
 import { classificationOf, type StatusCode } from '../status/catalogue.js';
 import { DnsLookup, type DnsCacheOptions, type DnsStats } from '../dns/lookup.js';
 import { createNodeResolver, type Resolver } from '../dns/resolver.js';
-import { resolveMailDomain, type MailDomain } from '../domain/mail-domain.js';
+import { resolveMailDomain, type MailDomain, type MailExchanger } from '../domain/mail-domain.js';
 import { hasPublicTopLevel } from '../domain/top-level.js';
 import { createLists, type Lists, type ListsOptions } from '../lists/lists.js';
 import { classifyAddress } from '../net/ip-ranges.js';
+import { createNodemailerTransport } from '../smtp/nodemailer-transport.js';
+import { SmtpProber } from '../smtp/prober.js';
+import { hasLineBreakOrNul, type SmtpTransport } from '../smtp/transport.js';
 import { createSuggester, type Suggester } from '../suggest/suggest.js';
 import { parseWithPositions } from '../syntax/parse.js';
 import type { ParsedAddress } from '../syntax/types.js';
@@ -37,10 +42,15 @@ export interface VerifierOptions {
     /** Bounds and lifetimes of the DNS cache. */
     cache?: DnsCacheOptions;
   };
-  smtp?: { port?: number; connectTimeoutMs?: number; commandTimeoutMs?: number; transport?: unknown };
+  smtp?: SmtpOptions;
   /** Default false: never use, or connect to, a non-global address (loopback, private, link-local, reserved...). */
   allowPrivateAddresses?: boolean;
+  /** Passes over transient results and default timeouts (decisions.md §10); default 'Standard'. */
   quality?: Quality;
+  /** Passes over transient results, instead of the quality level's (Standard 1, High 3, Extreme 9). */
+  passes?: number;
+  /** The wait between two passes (default 5 minutes). */
+  passDelayMs?: number;
   /** How far to go (default `'smtp'`); `'syntax'` uses no network at all. */
   checks?: Checks;
   /** Extend or replace the built-in lists (disposable, free, role, relay and mail-exchanger lists). */
@@ -49,6 +59,31 @@ export interface VerifierOptions {
   suggestions?: boolean;
   /** Classification names per status, overriding decisions.md §8 (custom names are allowed, as in the service). */
   classifications?: Partial<Record<StatusCode, string>>;
+}
+
+export interface SmtpOptions {
+  /** Default 25. */
+  port?: number;
+  /** TCP connect, greeting, EHLO and STARTTLS (default by quality: 5 s, 50 s, 120 s). */
+  connectTimeoutMs?: number;
+  /** Each later command, and the reply to a real recipient's RCPT (default as connectTimeoutMs). */
+  commandTimeoutMs?: number;
+  /** The reply to the catch-all probe (default: commandTimeoutMs). */
+  catchAllTimeoutMs?: number;
+  /** A transport of the host application's, used instead of the nodemailer one (see `SmtpTransport`). */
+  transport?: SmtpTransport;
+  /** Open connections in all (default 50). */
+  maxConnections?: number;
+  /** Open connections to one exchanger address (default 3). */
+  maxConnectionsPerExchanger?: number;
+  /** Real recipients of one domain per transaction (default 10). */
+  maxRecipientsPerTransaction?: number;
+  /** Exchanger addresses tried for one domain before giving up (default 3). */
+  maxAttemptsPerDomain?: number;
+  /** STARTTLS when offered (default true); certificate validation (default false, as between mail servers, RFC 7435). */
+  tls?: { starttls?: boolean; rejectUnauthorized?: boolean };
+  /** How long a catch-all verdict is kept per exchanger and domain (default 30 minutes). */
+  catchAllCacheTtlMs?: number;
 }
 
 /** A batch input: an address, or an address with the submitter's custom data (service-api.md, job entries). */
@@ -69,8 +104,13 @@ export interface Verifier {
    * `index`. At most `concurrency` addresses are under way, so memory stays bounded however long the input.
    */
   verifyMany(inputs: Iterable<BatchInput> | AsyncIterable<BatchInput>, options?: VerifyManyOptions): AsyncIterable<Entry>;
-  /** DNS cache counters: hits, misses, queries sent. */
-  stats(): { dns: DnsStats };
+  /** DNS cache counters (hits, misses, queries sent) and the SMTP connections open now. */
+  stats(): { dns: DnsStats; smtp: { openConnections: number } };
+  /**
+   * Resolves once every SMTP connection has been closed (sessions end with QUIT just after their last address is
+   * answered). Call it before exiting or in a test's teardown; the verifier stays usable.
+   */
+  close(): Promise<void>;
 }
 
 const CHECKS: readonly Checks[] = ['syntax', 'dns', 'smtp'];
@@ -86,18 +126,114 @@ function checkOptions(options: VerifierOptions): void {
   if (options.quality !== undefined && !QUALITIES.includes(options.quality)) throw optionError('quality', `one of ${QUALITIES.join(', ')}`, options.quality);
   const timeout = options.dns?.timeoutMs;
   if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) throw optionError('dns.timeoutMs', 'a positive number', timeout);
+  for (const name of ['passes', 'passDelayMs'] as const) {
+    const value = options[name];
+    if (value !== undefined && !(Number.isInteger(value) && value >= (name === 'passes' ? 1 : 0))) {
+      throw optionError(name, name === 'passes' ? 'a positive integer' : 'a whole number of milliseconds', value);
+    }
+  }
+  checkSmtpOptions(options);
   const servers = options.dns?.servers;
   if (servers !== undefined && !(Array.isArray(servers) && servers.every((s) => typeof s === 'string'))) {
     throw optionError('dns.servers', 'an array of strings', servers);
   }
 }
 
+const POSITIVE_SMTP_OPTIONS = [
+  'connectTimeoutMs',
+  'commandTimeoutMs',
+  'catchAllTimeoutMs',
+  'maxConnections',
+  'maxConnectionsPerExchanger',
+  'maxRecipientsPerTransaction',
+  'maxAttemptsPerDomain',
+  'catchAllCacheTtlMs',
+] as const;
+
+function checkSmtpOptions(options: VerifierOptions): void {
+  const smtp = options.smtp;
+  if (smtp === undefined) return;
+  if (typeof smtp !== 'object' || smtp === null) throw optionError('smtp', 'an object', smtp);
+  if (smtp.port !== undefined && !(Number.isInteger(smtp.port) && smtp.port > 0 && smtp.port < 65536)) {
+    throw optionError('smtp.port', 'a TCP port number', smtp.port);
+  }
+  for (const name of POSITIVE_SMTP_OPTIONS) {
+    const value = smtp[name];
+    if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw optionError(`smtp.${name}`, 'a positive number', value);
+  }
+  if (smtp.transport !== undefined && typeof smtp.transport?.open !== 'function') {
+    throw optionError('smtp.transport', 'an object with an open(options) method', smtp.transport);
+  }
+}
+
+/** A name for EHLO (RFC 5321 §4.1.1.1): one word of printable ASCII. */
+function checkHeloName(name: string): string {
+  if (typeof name !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(name)) throw optionError('heloName', 'a host name', name);
+  return name;
+}
+
+/** The envelope sender: printable, no spaces or angle brackets, so MAIL FROM:<...> stays one well-formed line. */
+function checkMailFrom(address: string): string {
+  if (typeof address !== 'string' || hasLineBreakOrNul(address) || /[\s<>]/.test(address) || !address.includes('@')) {
+    throw optionError('mailFrom', 'an address (local@domain)', address);
+  }
+  return address;
+}
+
+/** The quality levels of decisions.md §10: passes over transient results and the anti-tarpit timeout. */
+const QUALITY_LEVELS: Record<Quality, { passes: number; timeoutMs: number }> = {
+  Standard: { passes: 1, timeoutMs: 5_000 },
+  High: { passes: 3, timeoutMs: 50_000 },
+  Extreme: { passes: 9, timeoutMs: 120_000 },
+};
+
+/**
+ * The Unknown statuses that another pass may change (decisions.md §10: timeouts, temporary failures, greylisting).
+ * Rejections of our own host or sender, and missing server features, do not change by waiting.
+ */
+const TRANSIENT_STATUSES: ReadonlySet<StatusCode> = new Set<StatusCode>([
+  'DnsQueryTimeout',
+  'DnsConnectionFailure',
+  'MailboxTemporarilyUnavailable',
+  'MailboxValidationTimeout',
+  'CatchAllValidationTimeout',
+  'ServerTemporaryUnavailable',
+  'SmtpConnectionFailure',
+  'SmtpConnectionTimeout',
+  'SmtpDialogError',
+]);
+
+function createProber(options: VerifierOptions, quality: { timeoutMs: number }): SmtpProber {
+  const smtp = options.smtp ?? {};
+  const heloName = checkHeloName(options.heloName ?? hostname());
+  const connectTimeoutMs = smtp.connectTimeoutMs ?? quality.timeoutMs;
+  const commandTimeoutMs = smtp.commandTimeoutMs ?? connectTimeoutMs;
+  return new SmtpProber({
+    transport: smtp.transport ?? createNodemailerTransport(),
+    port: smtp.port ?? 25,
+    heloName,
+    mailFrom: checkMailFrom(options.mailFrom ?? `verify@${heloName}`),
+    connectTimeoutMs,
+    commandTimeoutMs,
+    catchAllTimeoutMs: smtp.catchAllTimeoutMs ?? commandTimeoutMs,
+    maxConnections: smtp.maxConnections ?? 50,
+    maxConnectionsPerExchanger: smtp.maxConnectionsPerExchanger ?? 3,
+    maxRecipientsPerTransaction: smtp.maxRecipientsPerTransaction ?? 10,
+    maxAttemptsPerDomain: smtp.maxAttemptsPerDomain ?? 3,
+    tls: { starttls: smtp.tls?.starttls ?? true, rejectUnauthorized: smtp.tls?.rejectUnauthorized ?? false },
+    catchAllCacheTtlMs: smtp.catchAllCacheTtlMs ?? 30 * 60_000,
+  });
+}
+
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 export function createVerifier(options: VerifierOptions = {}): Verifier {
   checkOptions(options);
   const checks = options.checks ?? 'smtp';
-  if (checks === 'smtp') {
-    throw new RangeError("createVerifier: checks 'smtp' (the default) is not available in this version; use checks 'dns' or 'syntax'");
-  }
+  const quality = QUALITY_LEVELS[options.quality ?? 'Standard'];
+  const passes = options.passes ?? quality.passes;
+  const passDelayMs = options.passDelayMs ?? 5 * 60_000;
+  const prober = checks === 'smtp' ? createProber(options, quality) : null;
   const allowPrivateAddresses = options.allowPrivateAddresses === true;
   const resolver = options.dns?.resolver ?? createNodeResolver({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs });
   const dns = new DnsLookup(resolver, options.dns?.cache);
@@ -110,8 +246,13 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     const entry = entryFromParse(index, input, parsed);
     if (!parsed.ok) return { ...entry, classification: classify(parsed.status) };
 
-    const stage = new Stages(parsed, entry, lists);
-    const status = await stage.run(checks, { dns, allowPrivateAddresses, domainStart });
+    let stage = new Stages(parsed, entry, lists);
+    let status = await stage.run(checks, { dns, allowPrivateAddresses, domainStart, prober });
+    for (let pass = 2; pass <= passes && TRANSIENT_STATUSES.has(status.status); pass++) {
+      await delay(passDelayMs);
+      stage = new Stages(parsed, entry, lists);
+      status = await stage.run(checks, { dns, allowPrivateAddresses, domainStart, prober });
+    }
     if (suggester !== null && !stage.isLiteral && !stage.hasMx) {
       const suggestions = suggester.suggest(parsed.localPart, parsed.asciiDomainPart);
       if (suggestions.length > 0) entry.suggestions = suggestions;
@@ -190,7 +331,10 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
       return safeRun(input, 0);
     },
     verifyMany,
-    stats: () => ({ dns: { ...dns.stats } }),
+    stats: () => ({ dns: { ...dns.stats }, smtp: { openConnections: prober?.openConnections ?? 0 } }),
+    close: async () => {
+      await prober?.idle();
+    },
   };
 }
 
@@ -212,6 +356,7 @@ async function withCustom(entry: Promise<Entry>, custom: string | undefined): Pr
 
 interface StageContext {
   dns: DnsLookup;
+  prober: SmtpProber | null;
   allowPrivateAddresses: boolean;
   domainStart: number;
 }
@@ -238,11 +383,13 @@ class Stages {
     const domain = this.parsed.asciiDomainPart;
     if (this.isLiteral) {
       // Step 2: a literal must be a global address unless the caller allows others; it skips steps 3 and 5-7.
-      const category = classifyAddress(literalAddress(domain));
-      if (category !== 'global' && !context.allowPrivateAddresses) {
+      const address = literalAddress(domain);
+      if (classifyAddress(address) !== 'global' && !context.allowPrivateAddresses) {
         return { status: 'UnacceptableDomainLiteral', extra: { syntaxFailureIndex: context.domainStart } };
       }
-      return { status: 'Success' };
+      // Step 8: probed at that address (decisions.md §4).
+      if (checks !== 'smtp' || context.prober === null) return { status: 'Success' };
+      return { status: await this.probe(context.prober, [{ host: '', priority: 0, addresses: [address] }]) };
     }
     // Step 3: no DNS query for a name that cannot exist.
     if (!hasPublicTopLevel(domain)) return { status: 'DomainDoesNotExist' };
@@ -267,7 +414,18 @@ class Stages {
       if (category === 'parked') return { status: 'MailExchangerIsParked' };
       if (category === 'honeypot') return { status: 'MailExchangerIsHoneypot' };
     }
-    return { status: 'Success' };
+    // Step 8: SMTP.
+    if (checks !== 'smtp' || context.prober === null) return { status: 'Success' };
+    return { status: await this.probe(context.prober, mailDomain.exchangers) };
+  }
+
+  /** RCPT TO takes the local part as written, without CFWS, and the ASCII domain (RFC 5321 §4.1.2). */
+  private probe(prober: SmtpProber, exchangers: readonly MailExchanger[]): Promise<StatusCode> {
+    const { parsed } = this;
+    return prober.probe(parsed.asciiDomainPart, exchangers, {
+      address: `${parsed.localPart}@${parsed.asciiDomainPart}`,
+      international: parsed.hasInternationalMailboxName,
+    });
   }
 }
 

@@ -78,7 +78,9 @@ describe('mailverify check --checks syntax', () => {
   });
 
   it('refuses what it cannot do with a clear message and exit code 2', () => {
-    expect(mailverify(['check', '--checks', 'smtp'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--checks must be syntax or dns/) });
+    expect(mailverify(['check', '--checks', 'all'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--checks must be syntax, dns or smtp/) });
+    expect(mailverify(['check', '--checks', 'smtp', '--mail-from', 'nobody'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/mailFrom/) });
+    expect(mailverify(['check', '--smtp-port', '70000'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--smtp-port/) });
     expect(mailverify(['check', '--deduplication', 'Loose'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/Off, Safe, Relaxed/) });
     expect(mailverify(['check', '--concurrency', '0'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--concurrency/) });
     expect(mailverify(['verify'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "verify"/) });

@@ -96,8 +96,17 @@ describe('createVerifier options', () => {
     expect(() => createVerifier({ checks: 'dns', dns: { servers: '127.0.0.1' as never } })).toThrow(/servers/);
   });
 
-  it('say plainly that SMTP checks are not available yet', () => {
-    expect(() => createVerifier()).toThrow(/smtp/);
+  it('check the SMTP settings too', () => {
+    expect(() => createVerifier({ smtp: { port: 0 } })).toThrow(/smtp.port/);
+    expect(() => createVerifier({ smtp: { commandTimeoutMs: 0 } })).toThrow(/smtp.commandTimeoutMs/);
+    expect(() => createVerifier({ smtp: { maxConnections: Number.NaN } })).toThrow(/smtp.maxConnections/);
+    expect(() => createVerifier({ smtp: { transport: {} as never } })).toThrow(/smtp.transport/);
+    expect(() => createVerifier({ heloName: 'mx.example.org\r\nRSET' })).toThrow(/heloName/);
+    expect(() => createVerifier({ heloName: 'mx.example.org', mailFrom: 'probe@example.org>\r\nDATA' })).toThrow(/mailFrom/);
+    expect(() => createVerifier({ mailFrom: 'no-at-sign' })).toThrow(/mailFrom/);
+    expect(() => createVerifier({ passes: 0 })).toThrow(/passes/);
+    expect(() => createVerifier({ passDelayMs: -5 })).toThrow(/passDelayMs/);
+    expect(() => createVerifier({ heloName: 'probe.example.org', mailFrom: 'bounce@example.org' })).not.toThrow();
   });
 
   it('let the classification names be overridden', async () => {

@@ -1,0 +1,465 @@
+/**
+ * The default SMTP transport (`SmtpTransport`), built on nodemailer's smtp-connection through its public API only.
+ *
+ * How nodemailer is driven (see research/feasibility.md §2):
+ * - We open the TCP connection ourselves and hand it over with the `connection` option, so the 'connect' phase (and
+ *   `localAddress`) is ours; nodemailer then reads the greeting, sends EHLO (HELO when EHLO is refused) and does
+ *   STARTTLS when offered (`opportunisticTLS`).
+ * - RCPT-only probing: `send()` always ends in DATA (it would deliver a message), so it is never used. Instead a
+ *   custom SASL handler (`customAuth: { PROBE }` + `login({ method: 'PROBE' })`) hands us `ctx.sendCommand(line, cb)`,
+ *   which writes any command line and calls back with the raw reply, in order (nodemailer keeps a FIFO of actions).
+ *   No AUTH command is ever sent: the handler resolves at once and only keeps the function.
+ * - nodemailer does not parse multi-line replies: every reply goes through our `parseReply`.
+ * - A pending `sendCommand` callback is never called when the connection drops or times out (nodemailer clears its
+ *   action queue): every pending command is failed from the 'error' / 'end' events, and an 'error' listener is
+ *   always attached (an EventEmitter without one throws).
+ * - The greeting text, the raw EHLO reply (nodemailer only exposes the few extensions it knows) and the phase
+ *   reached while opening come from nodemailer's transaction log (`logger` + `transactionLog`, public options), read
+ *   in one place: `HandshakeLog`. No internal field is read.
+ */
+import net from 'node:net';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import type {
+  SMTPConnectionCustomAuthCommandCallback,
+  SMTPConnectionCustomAuthContext,
+  SMTPConnectionOptions,
+} from 'nodemailer/lib/smtp-connection';
+import { parseReply, type SmtpReply } from './reply.js';
+import {
+  hasLineBreakOrNul,
+  SmtpTransportError,
+  type SmtpCommandOptions,
+  type SmtpOpenOptions,
+  type SmtpPhase,
+  type SmtpSession,
+  type SmtpTransport,
+  type SmtpTransportErrorCode,
+} from './transport.js';
+
+export interface NodemailerTransportOptions {
+  /** The local address to connect from (a host with several addresses, a dedicated probing address). */
+  localAddress?: string;
+  /**
+   * Trust anchors for the STARTTLS certificate check (only used when `tls.rejectUnauthorized`), instead of Node's
+   * bundled CAs: for a private PKI, and for tests.
+   */
+  ca?: string | Buffer | Array<string | Buffer>;
+}
+
+/** Upper bound of the wait for the QUIT reply (RFC 5321 §4.1.1.10: the server replies 221, then closes). */
+const QUIT_WAIT_MS = 1000;
+
+/**
+ * nodemailer's own setup timers (greeting, STARTTLS) are set this much past our open deadline, so that ours always
+ * decides and reports the phase; theirs are only a backstop.
+ */
+const NODEMAILER_TIMER_SLACK_MS = 5000;
+
+const noop = (): void => {};
+
+export function createNodemailerTransport(transportOptions: NodemailerTransportOptions = {}): SmtpTransport {
+  return { open: (options) => openSession(options, transportOptions) };
+}
+
+/** The fields nodemailer puts on its errors (NodemailerError); read defensively, any Error may come. */
+interface NodemailerErrorFields {
+  code?: unknown;
+  response?: unknown;
+  message?: unknown;
+}
+
+type SendCommand = (line: string, done: SMTPConnectionCustomAuthCommandCallback) => void;
+
+/**
+ * What nodemailer's transaction log tells about the opening dialog: the greeting, the last EHLO/HELO reply, the last
+ * reply of all, and the phase reached (from the commands it writes). nodemailer logs each command as it writes it
+ * (`{ tnx: 'client' }`) and each complete reply (`{ tnx: 'server' }`, multi-line replies joined by "\n") before
+ * acting on it. This is the one place that depends on that log's shape; if it ever changes, the fallbacks are: the
+ * phase stays 'greeting', the greeting is not checked, and the extensions are the ones nodemailer reports.
+ */
+class HandshakeLog {
+  phase: SmtpPhase = 'connect';
+  greeting: string | undefined;
+  /** The reply to the last EHLO or HELO sent, and which of the two it was. */
+  hello: { command: 'EHLO' | 'HELO'; reply: string | undefined } | undefined;
+  lastReply: string | undefined;
+  /** Set once the session is open: later traffic is not recorded. */
+  done = false;
+  private lastCommand: 'EHLO' | 'HELO' | 'STARTTLS' | undefined;
+
+  /** A bunyan-style logger for nodemailer; every level must exist, or nodemailer sends that level to another one. */
+  readonly logger = {
+    trace: noop,
+    info: noop,
+    warn: noop,
+    error: noop,
+    fatal: noop,
+    debug: (entry: unknown, message: unknown): void => this.record(entry, message),
+  };
+
+  private record(entry: unknown, message: unknown): void {
+    if (this.done || typeof message !== 'string' || typeof entry !== 'object' || entry === null) return;
+    const tnx = (entry as { tnx?: unknown }).tnx;
+    if (tnx === 'client') {
+      const space = message.indexOf(' ');
+      const verb = (space < 0 ? message : message.slice(0, space)).toUpperCase();
+      if (verb === 'EHLO' || verb === 'HELO') {
+        this.phase = 'ehlo';
+        this.lastCommand = verb;
+        this.hello = { command: verb, reply: undefined };
+      } else if (verb === 'STARTTLS') {
+        this.phase = 'starttls';
+        this.lastCommand = verb;
+      }
+    } else if (tnx === 'server') {
+      this.lastReply = message;
+      if (this.lastCommand === undefined) this.greeting ??= message;
+      else if ((this.lastCommand === 'EHLO' || this.lastCommand === 'HELO') && this.hello) this.hello.reply = message;
+    }
+  }
+}
+
+function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTransportOptions): Promise<SmtpSession> {
+  return new Promise<SmtpSession>((resolve, reject) => {
+    if (hasLineBreakOrNul(options.heloName)) {
+      reject(new SmtpTransportError('EINVALID', 'connect', 'the EHLO name holds CR, LF or NUL'));
+      return;
+    }
+    const log = new HandshakeLog();
+    let conn: SMTPConnection | undefined;
+    let settled = false;
+    let probe: { send: SendCommand; extensions: readonly string[] } | undefined;
+    const onProbe = (ctx: SMTPConnectionCustomAuthContext): void => {
+      probe = { send: (line, done) => ctx.sendCommand(line, done), extensions: ctx.extensions };
+      ctx.resolve();
+    };
+    // Events of the nodemailer connection go to the opener until the session exists, then to the session.
+    const handlers = {
+      error: (error: unknown): void => failOpen(error),
+      end: (): void => fail('ECONNECTION', connectionPhase(), 'the connection closed while opening the session'),
+    };
+
+    const socket = net.connect({
+      host: options.host,
+      port: options.port,
+      ...(transportOptions.localAddress ? { localAddress: transportOptions.localAddress } : {}),
+    });
+    // Before the hand-over this listener reports refused/unreachable; after it nodemailer has its own listeners, and
+    // this one stays as an absorber: after STARTTLS or teardown nodemailer detaches from this (plain) socket, and an
+    // 'error' emitted without a listener would crash the process.
+    socket.on('error', (error) => {
+      if (!conn) fail('ECONNECTION', 'connect', `cannot connect to ${options.host}:${options.port}: ${error.message}`);
+    });
+
+    // One timer for connect, greeting, EHLO and STARTTLS together (SmtpOpenOptions.connectTimeoutMs).
+    const timer = setTimeout(() => {
+      fail('ETIMEDOUT', log.phase, `no ${log.phase === 'connect' ? 'connection' : log.phase} within ${options.connectTimeoutMs} ms`);
+    }, options.connectTimeoutMs);
+
+    socket.once('connect', () => {
+      if (settled) return;
+      log.phase = 'greeting';
+      conn = new SMTPConnection(nodemailerOptions(options, transportOptions, socket, log, onProbe));
+      conn.on('error', (error: unknown) => handlers.error(error));
+      conn.on('end', () => handlers.end());
+      conn.connect((error) => (error ? failOpen(error) : onHandshake()));
+    });
+
+    /** A TCP drop before the greeting is reported as a connection failure (SmtpTransportErrorCode ECONNECTION). */
+    function connectionPhase(): SmtpPhase {
+      return log.phase === 'greeting' ? 'connect' : log.phase;
+    }
+
+    function failOpen(error: unknown): void {
+      const fields = (error ?? {}) as NodemailerErrorFields;
+      const detail = typeof fields.message === 'string' ? fields.message : String(error);
+      if (fields.code === 'ETIMEDOUT') return fail('ETIMEDOUT', log.phase, detail);
+      if (typeof fields.response === 'string' && fields.response.trim() !== '') {
+        // A negative greeting, EHLO and HELO refused, a 421 to EHLO: nodemailer reports the raw reply.
+        const reply = parseReply(fields.response);
+        if (reply.code === 0) return fail('EPROTOCOL', log.phase, `unparseable reply during ${log.phase}`, reply);
+        return fail('EREPLY', log.phase, `${reply.code} reply during ${log.phase}`, reply);
+      }
+      if (fields.code === 'EPROTOCOL') return fail('EPROTOCOL', log.phase, detail);
+      // Socket errors, drops, and a failed TLS handshake (a certificate refused when `rejectUnauthorized`): no reply
+      // is involved, so ECONNECTION with the phase, 'starttls' for the handshake. No plaintext retry: a caller who
+      // asked for certificate checks must not be silently downgraded.
+      fail('ECONNECTION', connectionPhase(), detail);
+    }
+
+    function fail(code: SmtpTransportErrorCode, phase: SmtpPhase, message: string, reply?: SmtpReply): void {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      teardown(conn, socket);
+      reject(new SmtpTransportError(code, phase, message, reply));
+    }
+
+    function onHandshake(): void {
+      if (settled || !conn) return;
+      // nodemailer only checks that the greeting starts with "220" and the EHLO reply with "2": check the whole
+      // replies (RFC 5321 §4.2: same code on every line, '-' on all but the last).
+      const greeting = log.greeting === undefined ? undefined : parseReply(log.greeting);
+      if (greeting && greeting.code !== 220) {
+        return fail('EPROTOCOL', 'greeting', 'malformed greeting', greeting);
+      }
+      const hello = log.hello?.reply === undefined ? undefined : parseReply(log.hello.reply);
+      if (hello && hello.code === 0) return fail('EPROTOCOL', 'ehlo', `malformed ${log.hello?.command} reply`, hello);
+      // RFC 5321 §3.8: 421 means the server closes the channel, whatever it answers. nodemailer reports the session
+      // as connected after a 421 to STARTTLS (opportunistic TLS goes on in plaintext) and closes it right after.
+      const last = log.lastReply === undefined ? undefined : parseReply(log.lastReply);
+      if (last?.code === 421) return fail('EREPLY', log.phase, `421 reply during ${log.phase}`, last);
+
+      // The PROBE "authentication" (see the header): nodemailer runs the handler synchronously inside login(), and
+      // the handler resolves at once, so login's callback also runs before login() returns.
+      conn.login({ method: 'PROBE' }, (error) => {
+        if (error) return failOpen(error);
+        if (settled || !conn || !probe) return;
+        settled = true;
+        log.done = true;
+        clearTimeout(timer);
+        const session = new NodemailerSession(conn, socket, probe.send, {
+          greeting: greeting ?? parseReply('220 \r\n'),
+          extensions: extensionsOf(log, probe.extensions),
+          secure: conn.secure,
+          commandTimeoutMs: options.commandTimeoutMs,
+        });
+        handlers.error = (e) => session.onConnectionError(e);
+        handlers.end = () => session.onConnectionEnd();
+        resolve(session);
+      });
+    }
+  });
+}
+
+function nodemailerOptions(
+  options: SmtpOpenOptions,
+  transportOptions: NodemailerTransportOptions,
+  socket: net.Socket,
+  log: HandshakeLog,
+  onProbe: (ctx: SMTPConnectionCustomAuthContext) => void,
+): SMTPConnectionOptions {
+  const setupTimeout = options.connectTimeoutMs + NODEMAILER_TIMER_SLACK_MS;
+  const servername = sniName(options.servername);
+  return {
+    connection: socket,
+    host: options.host,
+    port: options.port,
+    // RFC 6066 §3: SNI carries a host name, never an address literal.
+    ...(servername ? { servername } : {}),
+    name: options.heloName,
+    // RFC 3207: STARTTLS when the server offers it; a refused STARTTLS (454) goes on in plaintext.
+    ignoreTLS: !options.tls.starttls,
+    opportunisticTLS: true,
+    tls: {
+      rejectUnauthorized: options.tls.rejectUnauthorized,
+      ...(transportOptions.ca ? { ca: transportOptions.ca } : {}),
+    },
+    connectionTimeout: setupTimeout,
+    greetingTimeout: setupTimeout,
+    // Destroy at once on close: we only close after QUIT's reply (or when giving up), and a lingering end() would
+    // keep a socket and a timer alive up to 5 s.
+    socketCloseTimeout: 0,
+    logger: log.logger,
+    transactionLog: true,
+    customAuth: { PROBE: onProbe },
+  };
+}
+
+/** The SNI name: a host name without its trailing dot, or nothing for an address literal or an empty name. */
+function sniName(servername: string): string | undefined {
+  const name = servername.endsWith('.') ? servername.slice(0, -1) : servername;
+  return name !== '' && net.isIP(name) === 0 ? name : undefined;
+}
+
+/**
+ * The EHLO keywords in upper case: the first word of each line of the EHLO reply after the first (RFC 5321
+ * §4.1.1.1), empty after HELO. Without the raw reply (see HandshakeLog), the few that nodemailer recognises.
+ */
+function extensionsOf(log: HandshakeLog, fallback: readonly string[]): ReadonlySet<string> {
+  if (log.hello === undefined) return new Set(fallback.map((keyword) => keyword.toUpperCase()));
+  if (log.hello.command === 'HELO' || log.hello.reply === undefined) return new Set();
+  const keywords = new Set<string>();
+  for (const line of parseReply(log.hello.reply).lines.slice(1)) {
+    const keyword = line.trim().split(/\s+/)[0];
+    if (keyword) keywords.add(keyword.toUpperCase());
+  }
+  return keywords;
+}
+
+/** Closes everything: nodemailer's connection (destroying its socket, TLS or not) and our plain socket. */
+function teardown(conn: SMTPConnection | undefined, socket: net.Socket): void {
+  if (conn) {
+    conn.removeAllListeners();
+    // nodemailer emits nothing once closed, but a stray 'error' without a listener would crash the process.
+    conn.on('error', noop);
+    conn.close();
+  }
+  socket.destroy();
+}
+
+interface PendingCommand {
+  readonly line: string;
+  readonly verb: string;
+  readonly timeoutMs: number;
+  readonly resolve: (reply: SmtpReply) => void;
+  readonly reject: (error: SmtpTransportError) => void;
+  written: boolean;
+  timer: NodeJS.Timeout | undefined;
+}
+
+interface SessionState {
+  greeting: SmtpReply;
+  extensions: ReadonlySet<string>;
+  secure: boolean;
+  commandTimeoutMs: number;
+}
+
+class NodemailerSession implements SmtpSession {
+  readonly greeting: SmtpReply;
+  readonly extensions: ReadonlySet<string>;
+  readonly secure: boolean;
+  private isClosed = false;
+  private quitting = false;
+  private readonly pipelining: boolean;
+  private readonly commandTimeoutMs: number;
+  /** Commands in order: those written and waiting for their reply, then (without PIPELINING) those not yet written. */
+  private readonly queue: PendingCommand[] = [];
+
+  constructor(
+    private readonly conn: SMTPConnection,
+    private readonly socket: net.Socket,
+    private readonly send: SendCommand,
+    state: SessionState,
+  ) {
+    this.greeting = state.greeting;
+    this.extensions = state.extensions;
+    this.secure = state.secure;
+    this.commandTimeoutMs = state.commandTimeoutMs;
+    this.pipelining = state.extensions.has('PIPELINING');
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  mail(from: string, parameters: readonly string[] = [], options?: SmtpCommandOptions): Promise<SmtpReply> {
+    if (hasLineBreakOrNul(from) || parameters.some(hasLineBreakOrNul)) return invalid('MAIL FROM');
+    const tail = parameters.length > 0 ? ' ' + parameters.join(' ') : '';
+    return this.command('MAIL', `MAIL FROM:<${from}>${tail}`, options);
+  }
+
+  rcpt(to: string, options?: SmtpCommandOptions): Promise<SmtpReply> {
+    if (hasLineBreakOrNul(to)) return invalid('RCPT TO');
+    return this.command('RCPT', `RCPT TO:<${to}>`, options);
+  }
+
+  rset(options?: SmtpCommandOptions): Promise<SmtpReply> {
+    return this.command('RSET', 'RSET', options);
+  }
+
+  async quit(): Promise<void> {
+    if (this.isClosed || this.quitting) return;
+    const reply = this.command('QUIT', 'QUIT', { timeoutMs: Math.min(QUIT_WAIT_MS, this.commandTimeoutMs) });
+    this.quitting = true;
+    try {
+      await reply;
+    } catch {
+      // A missing or failed QUIT reply changes nothing: the session is closed either way.
+    }
+    this.close();
+  }
+
+  close(): void {
+    this.shutdown('the session was closed');
+  }
+
+  /** nodemailer's 'error' after the open: a drop, its idle timeout, an unsolicited reply. */
+  onConnectionError(error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    this.shutdown(`the connection failed: ${message}`);
+  }
+
+  /** nodemailer's 'end': the connection is gone (the server closed it, after a 421 reply, or we did). */
+  onConnectionEnd(): void {
+    this.shutdown('the connection closed');
+  }
+
+  private command(verb: string, line: string, options: SmtpCommandOptions | undefined): Promise<SmtpReply> {
+    if (this.isClosed || this.quitting) {
+      return Promise.reject(new SmtpTransportError('ECLOSED', 'command', `${verb}: the session is closed`));
+    }
+    return new Promise<SmtpReply>((resolve, reject) => {
+      const timeoutMs = options?.timeoutMs ?? this.commandTimeoutMs;
+      this.queue.push({ line, verb, timeoutMs, resolve, reject, written: false, timer: undefined });
+      this.advance();
+    });
+  }
+
+  /**
+   * Writes what may be written and arms the timer of the command at the head. With PIPELINING every command is
+   * written at once (RFC 2920 §3.1: MAIL, RCPT, RSET and a final QUIT may be sent without waiting); without it only
+   * the head is, each after the previous reply (RFC 5321 §4.3: lock-step).
+   *
+   * A command's timer runs while it is at the head of the queue, i.e. from when the previous reply arrived: a
+   * pipelined reply cannot come before the ones ahead of it (RFC 2920 §3.1), so the command that times out is the
+   * one whose reply is missing, and a slow reply does not make the commands behind it time out.
+   */
+  private advance(): void {
+    if (this.isClosed) return;
+    for (const command of this.queue) {
+      if (command.written) continue;
+      if (!this.pipelining && command !== this.queue[0]) break;
+      command.written = true;
+      this.send(command.line, (error, data) => this.onReply(command, error, data?.response));
+    }
+    const head = this.queue[0];
+    if (head && head.timer === undefined) {
+      head.timer = setTimeout(() => this.onTimeout(head), head.timeoutMs);
+    }
+  }
+
+  private onReply(command: PendingCommand, error: Error | null, raw: string | undefined): void {
+    if (this.isClosed) return;
+    if (this.queue[0] !== command) {
+      // Cannot happen (nodemailer answers its actions in order); if it did, the dialog is out of step.
+      return this.shutdown(`${command.verb}: reply out of sequence`);
+    }
+    this.queue.shift();
+    clearTimeout(command.timer);
+    const reply = parseReply(error || raw === undefined ? '' : raw);
+    if (reply.code === 0) {
+      // A reply we cannot read leaves us unable to tell which reply belongs to which command: stop here.
+      command.reject(new SmtpTransportError('EPROTOCOL', 'command', `${command.verb}: unparseable reply`, reply));
+      return this.shutdown('the session was closed after an unparseable reply');
+    }
+    command.resolve(reply);
+    this.advance();
+  }
+
+  private onTimeout(command: PendingCommand): void {
+    if (this.isClosed) return;
+    const index = this.queue.indexOf(command);
+    if (index >= 0) this.queue.splice(index, 1);
+    command.reject(
+      new SmtpTransportError('ETIMEDOUT', 'command', `${command.verb}: no reply within ${command.timeoutMs} ms`),
+    );
+    this.shutdown(`the session was closed after ${command.verb} timed out`);
+  }
+
+  /** Closes once: every pending or queued command fails with ECLOSED, every timer is cleared, the sockets go. */
+  private shutdown(reason: string): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    const pending = this.queue.splice(0);
+    for (const command of pending) {
+      clearTimeout(command.timer);
+      command.reject(new SmtpTransportError('ECLOSED', 'command', `${command.verb}: ${reason}`));
+    }
+    teardown(this.conn, this.socket);
+  }
+}
+
+function invalid(command: string): Promise<never> {
+  return Promise.reject(new SmtpTransportError('EINVALID', 'command', `${command}: argument holds CR, LF or NUL`));
+}

@@ -1,0 +1,390 @@
+/**
+ * The SMTP stage (decisions.md §6): mailbox and catch-all probing with RCPT TO, never DATA.
+ *
+ * Recipients of one domain that arrive together are batched, up to `maxRecipientsPerTransaction`, into one
+ * transaction: MAIL FROM once, the RCPTs (pipelined by the transport when the server advertises PIPELINING), RSET.
+ * When a recipient is accepted, a random local part is probed in a transaction of its own to tell a catch-all server;
+ * that answer is cached per exchanger. Exchangers (and their addresses) are tried in preference order, moving on when
+ * a session cannot be opened. A session that fails mid-dialog fails only the recipients still waiting on it; they are
+ * tried once more on a new session.
+ */
+import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { MailExchanger } from '../domain/mail-domain.js';
+import type { StatusCode } from '../status/catalogue.js';
+import { classifySmtpReply } from './classify.js';
+import type { SmtpReply } from './reply.js';
+import { ConnectionSlots, type Lease, type SlotLimits } from './slots.js';
+import { SmtpTransportError, type SmtpSession, type SmtpTransport } from './transport.js';
+
+export interface ProberOptions extends SlotLimits {
+  transport: SmtpTransport;
+  port: number;
+  heloName: string;
+  mailFrom: string;
+  /** TCP connect, greeting, EHLO and STARTTLS. */
+  connectTimeoutMs: number;
+  /** Each command, and the reply to a real recipient's RCPT. */
+  commandTimeoutMs: number;
+  /** The reply to the catch-all probe's RCPT. */
+  catchAllTimeoutMs: number;
+  maxRecipientsPerTransaction: number;
+  /** Most exchanger addresses tried for one batch (failover). */
+  maxAttemptsPerDomain: number;
+  tls: { starttls: boolean; rejectUnauthorized: boolean };
+  /** How long a catch-all answer is kept per exchanger. */
+  catchAllCacheTtlMs: number;
+}
+
+export interface ProbeRecipient {
+  /** The address as sent in RCPT TO: the local part as written (without CFWS) and the ASCII domain. */
+  readonly address: string;
+  /** The local part has non-ASCII characters: the server must offer SMTPUTF8 (RFC 6531 §3.4). */
+  readonly international: boolean;
+}
+
+interface Pending {
+  readonly recipient: ProbeRecipient;
+  readonly resolve: (status: StatusCode) => void;
+  /** Sessions that dropped under this recipient before it had an answer. */
+  faults: number;
+}
+
+interface Route {
+  readonly exchanger: MailExchanger;
+  readonly address: string;
+}
+
+/** What ended an attempt to open a session. */
+type OpenFailure = { readonly failed: StatusCode; readonly fromReply: boolean };
+
+/** What one transaction left to do. */
+interface TransactionResult {
+  /** Accepted by RCPT: they wait for the catch-all verdict. */
+  accepted: Pending[];
+  /** Refused with 4.5.3 as one recipient too many: they go one per transaction. */
+  alone: Pending[];
+  /** Left without an answer by another recipient's timeout: tried again, at no cost. */
+  collateral: Pending[];
+  /** Left without an answer by a dropped or garbled session. */
+  dropped: Pending[];
+}
+
+/** A dropped session is tried once more before the recipients get SmtpDialogError (decisions.md §6). */
+const SESSION_FAULT_RETRIES = 1;
+
+export class SmtpProber {
+  private readonly slots: ConnectionSlots;
+  private readonly catchAll: LRUCache<string, boolean>;
+  /**
+   * The probe's local part per exchanger and domain, kept across passes: a greylisting server (RFC 6647) refuses a
+   * new sender/recipient pair once, so a fresh random local part on each pass would never get past it.
+   */
+  private readonly probeLocalParts: LRUCache<string, string>;
+  private readonly batches = new Map<string, { exchangers: readonly MailExchanger[]; pending: Pending[] }>();
+  private flushScheduled = false;
+
+  constructor(private readonly options: ProberOptions) {
+    this.slots = new ConnectionSlots(options);
+    this.catchAll = new LRUCache({ max: 10_000, ttl: options.catchAllCacheTtlMs });
+    this.probeLocalParts = new LRUCache({ max: 10_000, ttl: options.catchAllCacheTtlMs });
+  }
+
+  get openConnections(): number {
+    return this.slots.openConnections;
+  }
+
+  /** Resolves when every connection is closed (QUIT included) and no work waits for one. */
+  idle(): Promise<void> {
+    return this.slots.idle();
+  }
+
+  /** The SMTP status of one recipient of `domain`, whose usable exchangers are given in preference order. */
+  probe(domain: string, exchangers: readonly MailExchanger[], recipient: ProbeRecipient): Promise<StatusCode> {
+    return new Promise((resolve) => {
+      let batch = this.batches.get(domain);
+      if (batch === undefined) {
+        batch = { exchangers, pending: [] };
+        this.batches.set(domain, batch);
+      }
+      batch.pending.push({ recipient, resolve, faults: 0 });
+      if (batch.pending.length >= this.options.maxRecipientsPerTransaction) {
+        this.batches.delete(domain);
+        this.start(batch.exchangers, batch.pending);
+      } else if (!this.flushScheduled) {
+        // Recipients of one domain submitted in the same turn of the event loop share a transaction.
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const batches = [...this.batches.values()];
+    this.batches.clear();
+    for (const batch of batches) this.start(batch.exchangers, batch.pending);
+  }
+
+  private start(exchangers: readonly MailExchanger[], pending: Pending[]): void {
+    this.run(exchangers, pending).catch(() => {
+      // A bug of ours: every recipient still waiting gets its one result (a second resolve is ignored).
+      for (const p of pending) p.resolve('UnhandledException');
+    });
+  }
+
+  /** Routes in preference order: each exchanger's addresses, as many as the attempt budget allows. */
+  private routes(exchangers: readonly MailExchanger[]): Route[] {
+    const routes: Route[] = [];
+    for (const exchanger of exchangers) {
+      for (const address of exchanger.addresses) routes.push({ exchanger, address });
+    }
+    return routes.slice(0, this.options.maxAttemptsPerDomain);
+  }
+
+  /** A session on the first route that opens, or the status that the failures to open give. */
+  private async session(routes: Route[]): Promise<{ route: Route; lease: Lease; session: SmtpSession } | OpenFailure> {
+    let failure: OpenFailure | null = null;
+    for (const route of routes) {
+      const lease = await this.slots.acquire(route.address);
+      if (lease.session !== null) return { route, lease, session: lease.session };
+      const opened = await this.open(route);
+      if ('failed' in opened) {
+        lease.release(null);
+        // A negative reply says more than a refused connection; otherwise the most preferred exchanger's failure.
+        if (failure === null || (opened.fromReply && !failure.fromReply)) failure = opened;
+        continue;
+      }
+      return { route, lease, session: opened };
+    }
+    return failure ?? { failed: 'SmtpConnectionFailure', fromReply: false };
+  }
+
+  private async run(exchangers: readonly MailExchanger[], pending: Pending[]): Promise<void> {
+    const routes = this.routes(exchangers);
+    let waiting = pending;
+    while (waiting.length > 0) {
+      const got = await this.session(routes);
+      if ('failed' in got) {
+        for (const p of waiting) p.resolve(got.failed);
+        return;
+      }
+      const { route, lease, session } = got;
+      const result = await this.serve(session, waiting);
+      for (const p of result.dropped) p.faults++;
+      const accepted = result.accepted;
+      if (accepted.length > 0) {
+        // The catch-all verdict takes over the lease (it may need a connection of its own).
+        const resolveAll = (status: StatusCode) => accepted.forEach((p) => p.resolve(status));
+        this.verdict(route, lease, session, domainOf(accepted[0]!.recipient.address)).then(resolveAll, () => resolveAll('UnhandledException'));
+      } else {
+        lease.release(session);
+      }
+      waiting = [];
+      for (const p of [...result.collateral, ...result.dropped]) {
+        if (p.faults > SESSION_FAULT_RETRIES) p.resolve('SmtpDialogError');
+        else waiting.push(p);
+      }
+    }
+  }
+
+  private async open(route: Route): Promise<SmtpSession | OpenFailure> {
+    const { options } = this;
+    try {
+      return await options.transport.open({
+        host: route.address,
+        port: options.port,
+        servername: route.exchanger.host,
+        heloName: options.heloName,
+        tls: options.tls,
+        connectTimeoutMs: options.connectTimeoutMs,
+        commandTimeoutMs: options.commandTimeoutMs,
+      });
+    } catch (error) {
+      return openFailure(error);
+    }
+  }
+
+  /** The real recipients on one session: one transaction, then one per recipient refused as one too many. */
+  private async serve(session: SmtpSession, pending: Pending[]): Promise<TransactionResult> {
+    const smtputf8 = session.extensions.has('SMTPUTF8');
+    const sendable: Pending[] = [];
+    for (const p of pending) {
+      // RFC 6531 §3.4: a non-ASCII mailbox needs SMTPUTF8; without it no RCPT is sent (decisions.md §6).
+      if (p.recipient.international && !smtputf8) p.resolve('ServerDoesNotSupportInternationalMailboxes');
+      else sendable.push(p);
+    }
+    const result = await this.transaction(session, sendable);
+    // RFC 5321 §3.3 lets a server take fewer recipients (452 4.5.3): those go one per transaction.
+    for (let i = 0; i < result.alone.length; i++) {
+      const p = result.alone[i]!;
+      if (session.closed) {
+        result.collateral.push(...result.alone.slice(i));
+        break;
+      }
+      const single = await this.transaction(session, [p]);
+      result.accepted.push(...single.accepted);
+      result.collateral.push(...single.collateral);
+      result.dropped.push(...single.dropped);
+      // Refused as too many even alone: the server's answer stands (decisions.md §6, classifySmtpReply).
+      for (const again of single.alone) again.resolve('ServerDoesNotAllowMultipleRecipients');
+    }
+    result.alone = [];
+    return result;
+  }
+
+  /** MAIL FROM, the RCPTs, RSET, issued together (the transport pipelines them only under PIPELINING, RFC 2920). */
+  private async transaction(session: SmtpSession, recipients: Pending[]): Promise<TransactionResult> {
+    const result: TransactionResult = { accepted: [], alone: [], collateral: [], dropped: [] };
+    if (recipients.length === 0) return result;
+    const { options } = this;
+    const parameters = recipients.some((p) => p.recipient.international) ? ['SMTPUTF8'] : [];
+    const mail = session.mail(options.mailFrom, parameters);
+    const rcpts = recipients.map((p) => session.rcpt(p.recipient.address, { timeoutMs: options.commandTimeoutMs }));
+    const rset = session.rset();
+    // Every promise has a handler from here on: a failed session leaves no unhandled rejection behind.
+    const settled = Promise.allSettled([mail, ...rcpts, rset]);
+    try {
+      const mailReply = await replyOrError(mail);
+      if (mailReply instanceof Error) {
+        // No answer to MAIL in time: the server is as slow for every recipient, none is to blame for another.
+        if (timedOut(mailReply)) recipients.forEach((p) => p.resolve('MailboxValidationTimeout'));
+        else result.dropped.push(...recipients);
+        return result;
+      }
+      const sender = classifySmtpReply('mail', mailReply);
+      if (sender !== null) {
+        // The sender was refused: the RCPTs after it say nothing about the mailboxes.
+        for (const p of recipients) p.resolve(sender);
+        return result;
+      }
+      for (let i = 0; i < recipients.length; i++) {
+        const p = recipients[i]!;
+        const reply = await replyOrError(rcpts[i]!);
+        if (reply instanceof Error) {
+          this.fault(reply, recipients.slice(i), result);
+          return result;
+        }
+        const status = classifySmtpReply('rcpt', reply);
+        if (status === null) result.accepted.push(p);
+        else if (status === 'ServerDoesNotAllowMultipleRecipients' && i > 0) result.alone.push(p);
+        else p.resolve(status);
+      }
+      return result;
+    } finally {
+      await settled;
+    }
+  }
+
+  /**
+   * A transport error before every recipient had an answer. A timeout is the first waiting RCPT's; the recipients
+   * behind it were not at fault. A drop or a garbled reply is the session's.
+   */
+  private fault(error: Error, unanswered: Pending[], result: TransactionResult): void {
+    if (timedOut(error)) {
+      unanswered[0]!.resolve('MailboxValidationTimeout');
+      result.collateral.push(...unanswered.slice(1));
+    } else {
+      result.dropped.push(...unanswered);
+    }
+  }
+
+  /**
+   * ServerIsCatchAll or Success for the accepted recipients of `route`: a local part that cannot exist is probed in a
+   * transaction of its own (after the RSET of the real one), and the answer is cached per exchanger and domain: one
+   * hosted exchanger serves catch-all and ordinary domains alike. Owns `lease`.
+   */
+  private async verdict(route: Route, lease: Lease, session: SmtpSession, domain: string): Promise<StatusCode> {
+    const key = `${route.exchanger.host} ${domain}`;
+    const cached = this.catchAll.get(key);
+    if (cached !== undefined) {
+      lease.release(session);
+      return cached ? 'ServerIsCatchAll' : 'Success';
+    }
+    let local = this.probeLocalParts.get(key);
+    if (local === undefined) {
+      local = randomLocalPart();
+      this.probeLocalParts.set(key, local);
+    }
+    const probeAddress = `${local}@${domain}`;
+    let probe = await this.probeOnce(session, probeAddress);
+    lease.release(session);
+    if (probe === 'tooMany' || probe === 'dropped') {
+      // Refused as one recipient too many, or the session dropped: once more, first thing on a new connection.
+      const got = await this.session([route]);
+      if ('failed' in got) return got.failed;
+      probe = await this.probeOnce(got.session, probeAddress);
+      got.lease.release(got.session);
+      // Every attempt refused as too many (decisions.md §6), or a second drop.
+      if (probe === 'tooMany') return 'ServerDoesNotAllowMultipleRecipients';
+      if (probe === 'dropped') return 'SmtpDialogError';
+    }
+    if (probe === 'Success' || probe === 'ServerIsCatchAll') this.catchAll.set(key, probe === 'ServerIsCatchAll');
+    return probe;
+  }
+
+  /** One probe transaction; 'tooMany' or 'dropped' when it must be tried again on a new connection. */
+  private async probeOnce(session: SmtpSession, probeAddress: string): Promise<StatusCode | 'tooMany' | 'dropped'> {
+    if (session.closed) return 'dropped';
+    const { options } = this;
+    const mail = session.mail(options.mailFrom);
+    const rcpt = session.rcpt(probeAddress, { timeoutMs: options.catchAllTimeoutMs });
+    const rset = session.rset();
+    const settled = Promise.allSettled([mail, rcpt, rset]);
+    try {
+      const mailReply = await replyOrError(mail);
+      if (mailReply instanceof Error) return timedOut(mailReply) ? 'CatchAllValidationTimeout' : 'dropped';
+      const sender = classifySmtpReply('mail', mailReply);
+      if (sender !== null) return sender;
+      const reply = await replyOrError(rcpt);
+      if (reply instanceof Error) return timedOut(reply) ? 'CatchAllValidationTimeout' : 'dropped';
+      const status = classifySmtpReply('rcpt', reply);
+      if (status === null) return 'ServerIsCatchAll';
+      if (status === 'ServerDoesNotAllowMultipleRecipients') return 'tooMany';
+      // A temporary refusal of the probe leaves the verdict open: transient, tried again in a later pass.
+      if (reply.code >= 400 && reply.code < 500) return status === 'ServerTemporaryUnavailable' ? status : 'MailboxTemporarilyUnavailable';
+      // Any permanent refusal of a mailbox that cannot exist: the server tells mailboxes apart.
+      return 'Success';
+    } finally {
+      await settled;
+    }
+  }
+}
+
+/** The status of a failure to open a session (decisions.md §6). */
+function openFailure(error: unknown): OpenFailure {
+  if (!(error instanceof SmtpTransportError)) return { failed: 'SmtpConnectionFailure', fromReply: false };
+  switch (error.code) {
+    case 'ETIMEDOUT':
+      return { failed: 'SmtpConnectionTimeout', fromReply: false };
+    case 'EREPLY': {
+      const phase = error.phase === 'greeting' ? 'greeting' : 'ehlo';
+      const status = error.reply === undefined ? null : classifySmtpReply(phase, error.reply);
+      return { failed: status ?? 'SmtpDialogError', fromReply: true };
+    }
+    case 'EPROTOCOL':
+      return { failed: 'SmtpDialogError', fromReply: true };
+    default:
+      return { failed: 'SmtpConnectionFailure', fromReply: false };
+  }
+}
+
+async function replyOrError(command: Promise<SmtpReply>): Promise<SmtpReply | Error> {
+  try {
+    return await command;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+const timedOut = (error: Error): boolean => error instanceof SmtpTransportError && error.code === 'ETIMEDOUT';
+
+const domainOf = (address: string): string => address.slice(address.lastIndexOf('@') + 1);
+
+/** A local part that no real mailbox has: 20 random base-32 characters. */
+export function randomLocalPart(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  let local = '';
+  for (const byte of randomBytes(20)) local += alphabet[byte & 31];
+  return local;
+}

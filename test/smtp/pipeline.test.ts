@@ -1,0 +1,256 @@
+// The whole pipeline through the public createVerifier, against the mail lab: the lab DNS server and real SMTP
+// servers on loopback (test/lab/mail-lab.ts). Every SMTP row of decisions.md §6, the probe strategy and the faults.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createVerifier, type Entry, type VerifierOptions } from '../../src/index.js';
+import { startMailLab, type MailLab } from '../lab/mail-lab.js';
+
+let lab: MailLab;
+
+beforeAll(async () => {
+  lab = await startMailLab({
+    servers: {
+      strict: { mailboxes: ['alice', 'bob', 'carol', 'dave'] },
+      catchall: { acceptAll: true },
+      grey: { mailboxes: ['alice'], greylist: 1 },
+      quota: { mailboxes: ['alice'], rcpt: { full: '452 4.2.2 Mailbox full' } },
+      picky: { mailboxes: ['alice', 'bob', 'carol'], maxRecipients: 1 },
+      nosender: { mail: '550 5.7.1 Sender address rejected: not permitted' },
+      banned: { greeting: '554 5.7.1 Service unavailable; client host [127.0.0.1] blocked using zen.spamhaus.org' },
+      busy: { greeting: '421 4.3.2 Service not available, closing transmission channel' },
+      closing: { mailboxes: ['alice'], rcpt: { bye: '421 4.4.2 Connection dropped' } },
+      dropper: { mailboxes: ['alice'], drop: 'rcpt' },
+      silent: { silent: 'greeting' },
+      slow: { mailboxes: ['alice'], delayMs: { rcpt: 400 } },
+      ascii: { mailboxes: ['alice', 'jörg'], smtputf8: false },
+      utf8: { mailboxes: ['alice', 'jörg'] },
+      serial: { mailboxes: ['alice', 'bob'], pipelining: false },
+      tls: { mailboxes: ['alice'], starttls: true },
+      garbage: { garbage: 'rcpt' },
+    },
+    domains: {
+      'strict-lab.com': ['strict'],
+      'strict-too-lab.com': ['strict'],
+      'catchall-lab.com': ['catchall'],
+      'grey-lab.com': ['grey'],
+      'quota-lab.com': ['quota'],
+      'picky-lab.com': ['picky'],
+      'nosender-lab.com': ['nosender'],
+      'banned-lab.com': ['banned'],
+      'busy-lab.com': ['busy'],
+      'closing-lab.com': ['closing'],
+      'dropper-lab.com': ['dropper'],
+      'silent-lab.com': ['silent'],
+      'slow-lab.com': ['slow'],
+      'ascii-lab.com': ['ascii'],
+      'utf8-lab.com': ['utf8'],
+      'serial-lab.com': ['serial'],
+      'tls-lab.com': ['tls'],
+      'garbage-lab.com': ['garbage'],
+      'refused-lab.com': ['refused'],
+      'failover-lab.com': ['refused', 'strict'],
+    },
+  });
+});
+
+afterAll(async () => {
+  await lab.close();
+});
+
+function verifier(options: VerifierOptions = {}) {
+  return createVerifier({
+    heloName: 'probe.mailverify-lab.com',
+    mailFrom: 'bounce@mailverify-lab.com',
+    allowPrivateAddresses: true,
+    ...options,
+    dns: { servers: [lab.dnsAddress], timeoutMs: 1000, ...options.dns },
+    smtp: { port: lab.port, connectTimeoutMs: 1500, commandTimeoutMs: 1500, ...options.smtp },
+  });
+}
+
+async function verifyAll(addresses: string[], options: VerifierOptions = {}): Promise<Entry[]> {
+  const v = verifier(options);
+  const entries: Entry[] = [];
+  for await (const entry of v.verifyMany(addresses, { concurrency: 20 })) entries.push(entry);
+  await v.close();
+  return entries;
+}
+
+async function statusOf(address: string, options: VerifierOptions = {}): Promise<string> {
+  const v = verifier(options);
+  const entry = await v.verify(address);
+  await v.close();
+  return entry.status;
+}
+
+describe('SMTP rows of decisions.md §6, end to end', () => {
+  it('RCPT accepted, probe rejected: Success; unknown mailbox: MailboxDoesNotExist', async () => {
+    const entries = await verifyAll(['alice@strict-lab.com', 'nobody@strict-lab.com']);
+    expect(entries.map((e) => [e.status, e.classification])).toEqual([
+      ['Success', 'Deliverable'],
+      ['MailboxDoesNotExist', 'Undeliverable'],
+    ]);
+  });
+
+  it('RCPT accepted and probe accepted: ServerIsCatchAll', async () => {
+    expect(await statusOf('anyone@catchall-lab.com')).toBe('ServerIsCatchAll');
+  });
+
+  it('over quota: MailboxHasInsufficientStorage', async () => {
+    expect(await statusOf('full@quota-lab.com')).toBe('MailboxHasInsufficientStorage');
+  });
+
+  it('greylisting: MailboxTemporarilyUnavailable, and Success on later passes', async () => {
+    lab.reset();
+    expect(await statusOf('alice@grey-lab.com')).toBe('MailboxTemporarilyUnavailable');
+    lab.reset();
+    // Pass 1: the real RCPT is greylisted; pass 2: accepted, the probe greylisted; pass 3: the same probe, refused.
+    expect(await statusOf('alice@grey-lab.com', { passes: 3, passDelayMs: 10 })).toBe('Success');
+    const probes = lab.transcript('grey').flat().filter((line) => line.startsWith('RCPT') && !line.includes('alice@'));
+    expect(probes).toHaveLength(2);
+    expect(probes[0]).toBe(probes[1]);
+  });
+
+  it('High quality retries transient results (3 passes), Standard does not', async () => {
+    lab.reset();
+    expect(await statusOf('alice@grey-lab.com', { quality: 'High', passDelayMs: 10, smtp: { connectTimeoutMs: 1500 } })).toBe('Success');
+  });
+
+  it('421 in the greeting or at RCPT: ServerTemporaryUnavailable', async () => {
+    expect(await statusOf('alice@busy-lab.com')).toBe('ServerTemporaryUnavailable');
+    expect(await statusOf('bye@closing-lab.com')).toBe('ServerTemporaryUnavailable');
+  });
+
+  it('sender refused at MAIL: LocalSenderAddressRejected, and no RCPT is read as a mailbox answer', async () => {
+    expect(await statusOf('alice@nosender-lab.com')).toBe('LocalSenderAddressRejected');
+  });
+
+  it('554 banner naming a blocklist: LocalEndPointRejected', async () => {
+    expect(await statusOf('alice@banned-lab.com')).toBe('LocalEndPointRejected');
+  });
+
+  it('non-ASCII local part without SMTPUTF8: ServerDoesNotSupportInternationalMailboxes, and no RCPT is sent', async () => {
+    lab.reset();
+    expect(await statusOf('jörg@ascii-lab.com')).toBe('ServerDoesNotSupportInternationalMailboxes');
+    expect(lab.transcript('ascii').flat().some((line) => /^RCPT/i.test(line))).toBe(false);
+    expect(await statusOf('jörg@utf8-lab.com')).toBe('Success');
+    const sent = lab.transcript('utf8').flat();
+    expect(sent.some((line) => line.startsWith('MAIL FROM:<bounce@mailverify-lab.com> SMTPUTF8'))).toBe(true);
+    expect(sent).toContain('RCPT TO:<jörg@utf8-lab.com>');
+  });
+
+  it('a second recipient refused as too many (4.5.3): each is tried alone, in a transaction of its own', async () => {
+    lab.reset();
+    const entries = await verifyAll(['alice@picky-lab.com', 'bob@picky-lab.com', 'nobody@picky-lab.com']);
+    expect(entries.map((e) => e.status)).toEqual(['Success', 'Success', 'MailboxDoesNotExist']);
+  });
+
+  it('connection refused: SmtpConnectionFailure; no greeting in time: SmtpConnectionTimeout', async () => {
+    expect(await statusOf('alice@refused-lab.com')).toBe('SmtpConnectionFailure');
+    expect(await statusOf('alice@silent-lab.com', { smtp: { connectTimeoutMs: 300 } })).toBe('SmtpConnectionTimeout');
+  });
+
+  it('no RCPT reply in time: MailboxValidationTimeout; no probe reply in time: CatchAllValidationTimeout', async () => {
+    expect(await statusOf('alice@slow-lab.com', { smtp: { commandTimeoutMs: 150 } })).toBe('MailboxValidationTimeout');
+    expect(await statusOf('alice@slow-lab.com', { smtp: { commandTimeoutMs: 2000, catchAllTimeoutMs: 150 } })).toBe(
+      'CatchAllValidationTimeout',
+    );
+  });
+
+  it('garbage replies, or a connection dropped mid-dialog after a retry: SmtpDialogError', async () => {
+    expect(await statusOf('alice@garbage-lab.com')).toBe('SmtpDialogError');
+    lab.reset();
+    expect(await statusOf('alice@dropper-lab.com')).toBe('SmtpDialogError');
+    expect(lab.stats('dropper').connections).toBe(2);
+  });
+});
+
+describe('probe strategy', () => {
+  it('fails over to the next exchanger when one refuses connections', async () => {
+    expect(await statusOf('alice@failover-lab.com')).toBe('Success');
+  });
+
+  it('one MAIL FROM for the recipients of a domain, the probe in its own transaction, QUIT at the end, never DATA', async () => {
+    lab.reset();
+    const entries = await verifyAll(['alice@strict-lab.com', 'bob@strict-lab.com', 'nobody@strict-lab.com', 'carol@strict-lab.com']);
+    expect(entries.map((e) => e.status)).toEqual(['Success', 'Success', 'MailboxDoesNotExist', 'Success']);
+    const stats = lab.stats('strict');
+    expect(stats.data).toBe(0);
+    expect(stats.connections).toBe(1);
+    expect(stats.transactions).toBe(2); // the real recipients, then the catch-all probe
+    // A connection of an earlier test may still be closing on the server's side: its transcript was cleared.
+    const [session] = lab.transcript('strict').filter((lines) => lines.length > 0);
+    expect(session!.at(-1)).toBe('QUIT');
+    expect(session!.filter((line) => line === 'RSET')).toHaveLength(2);
+  });
+
+  it('caches the catch-all verdict per exchanger and domain', async () => {
+    lab.reset();
+    const v = verifier();
+    expect((await v.verify('alice@strict-lab.com')).status).toBe('Success');
+    expect((await v.verify('bob@strict-lab.com')).status).toBe('Success');
+    await v.close();
+    expect(lab.stats('strict').transactions).toBe(3); // two real transactions, one probe
+  });
+
+  it('works without PIPELINING and with STARTTLS on a self-signed certificate', async () => {
+    expect((await verifyAll(['alice@serial-lab.com', 'bob@serial-lab.com', 'x@serial-lab.com'])).map((e) => e.status)).toEqual([
+      'Success',
+      'Success',
+      'MailboxDoesNotExist',
+    ]);
+    expect(await statusOf('alice@tls-lab.com')).toBe('Success');
+    expect(await statusOf('alice@tls-lab.com', { smtp: { tls: { starttls: true, rejectUnauthorized: true } } })).toBe(
+      'SmtpConnectionFailure',
+    );
+  });
+});
+
+describe('safety', () => {
+  it('never connects to a loopback exchanger unless allowPrivateAddresses', async () => {
+    lab.reset();
+    expect(await statusOf('alice@strict-lab.com', { allowPrivateAddresses: false })).toBe('DomainIsMisconfigured');
+    expect(lab.stats('strict').connections).toBe(0);
+  });
+
+  it('keeps to the connection caps', async () => {
+    lab.reset();
+    const addresses = Array.from({ length: 30 }, (_, i) => `user${i}@${i % 2 ? 'strict-lab.com' : 'strict-too-lab.com'}`);
+    const entries = await verifyAll(addresses, { smtp: { maxConnectionsPerExchanger: 1, maxRecipientsPerTransaction: 2 } });
+    expect(entries).toHaveLength(30);
+    expect(entries.every((e) => e.status === 'MailboxDoesNotExist')).toBe(true);
+    expect(lab.stats('strict').maxConcurrent).toBe(1);
+  });
+
+  it('never lets CR, LF or NUL reach the wire, whatever the input', async () => {
+    lab.reset();
+    const hostile = [
+      'alice@strict-lab.com\r\nDATA',
+      'alice\r\n@strict-lab.com',
+      '"a\r\nRCPT TO:<x@y>"@strict-lab.com',
+      '"a\\\r\nb"@strict-lab.com',
+      'alice@strict-lab.com\u0000',
+      '"al\u0000ice"@strict-lab.com',
+      '(\r\n)alice@strict-lab.com',
+      'alice@strict-lab.com (\r\n )',
+    ];
+    const entries = await verifyAll(hostile);
+    expect(entries).toHaveLength(hostile.length);
+    for (const line of lab.transcript('strict').flat()) expect(line).not.toMatch(/[\r\n\0]/);
+    expect(lab.stats('strict').data).toBe(0);
+  });
+
+  it('a fault in one session does not change the result of another address', async () => {
+    lab.reset();
+    const entries = await verifyAll(['alice@strict-lab.com', 'alice@dropper-lab.com', 'bob@strict-lab.com', 'x@garbage-lab.com']);
+    expect(entries.map((e) => e.status)).toEqual(['Success', 'SmtpDialogError', 'Success', 'SmtpDialogError']);
+  });
+
+  it('leaves no socket or timer behind', async () => {
+    const before = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length;
+    await verifyAll(['alice@strict-lab.com', 'alice@dropper-lab.com', 'alice@slow-lab.com', 'alice@refused-lab.com', 'x@garbage-lab.com'], {
+      smtp: { commandTimeoutMs: 200 },
+    });
+    const after = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length;
+    expect(after).toBeLessThanOrEqual(before);
+  });
+});
