@@ -70,6 +70,9 @@ interface TransactionResult {
   dropped: Pending[];
 }
 
+/** A catch-all probe's answer; 'tooMany' and 'dropped' call for one more try on a new connection. */
+type ProbeOutcome = StatusCode | 'tooMany' | 'dropped';
+
 /** A dropped session is tried once more before the recipients get SmtpDialogError (decisions.md §6). */
 const SESSION_FAULT_RETRIES = 1;
 
@@ -170,7 +173,14 @@ export class SmtpProber {
         return;
       }
       const { route, lease, session } = got;
-      const result = await this.serve(session, waiting);
+      let result: TransactionResult;
+      try {
+        result = await this.serve(session, waiting);
+      } catch (error) {
+        // Only a bug gets here (ours or a transport's): the slot is still given back, and the session ended.
+        lease.release(session);
+        throw error;
+      }
       for (const p of result.dropped) p.faults++;
       const accepted = result.accepted;
       if (accepted.length > 0) {
@@ -307,14 +317,21 @@ export class SmtpProber {
       this.probeLocalParts.set(key, local);
     }
     const probeAddress = `${local}@${domain}`;
-    let probe = await this.probeOnce(session, probeAddress);
-    lease.release(session);
+    let probe: ProbeOutcome;
+    try {
+      probe = await this.probeOnce(session, probeAddress);
+    } finally {
+      lease.release(session);
+    }
     if (probe === 'tooMany' || probe === 'dropped') {
       // Refused as one recipient too many, or the session dropped: once more, first thing on a new connection.
       const got = await this.session([route]);
       if ('failed' in got) return got.failed;
-      probe = await this.probeOnce(got.session, probeAddress);
-      got.lease.release(got.session);
+      try {
+        probe = await this.probeOnce(got.session, probeAddress);
+      } finally {
+        got.lease.release(got.session);
+      }
       // Every attempt refused as too many (decisions.md §6), or a second drop.
       if (probe === 'tooMany') return 'ServerDoesNotAllowMultipleRecipients';
       if (probe === 'dropped') return 'SmtpDialogError';
@@ -324,7 +341,7 @@ export class SmtpProber {
   }
 
   /** One probe transaction; 'tooMany' or 'dropped' when it must be tried again on a new connection. */
-  private async probeOnce(session: SmtpSession, probeAddress: string): Promise<StatusCode | 'tooMany' | 'dropped'> {
+  private async probeOnce(session: SmtpSession, probeAddress: string): Promise<ProbeOutcome> {
     if (session.closed) return 'dropped';
     const { options } = this;
     const mail = session.mail(options.mailFrom);

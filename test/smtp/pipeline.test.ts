@@ -1,7 +1,7 @@
 // The whole pipeline through the public createVerifier, against the mail lab: the lab DNS server and real SMTP
 // servers on loopback (test/lab/mail-lab.ts). Every SMTP row of decisions.md §6, the probe strategy and the faults.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVerifier, type Entry, type VerifierOptions } from '../../src/index.js';
+import { createNodemailerTransport, createVerifier, type Entry, type SmtpTransport, type VerifierOptions } from '../../src/index.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 
 let lab: MailLab;
@@ -252,5 +252,43 @@ describe('safety', () => {
     });
     const after = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length;
     expect(after).toBeLessThanOrEqual(before);
+  });
+});
+
+describe('a transport of the host application', () => {
+  it('is used instead of the default one (the README example, pointed at the lab)', async () => {
+    const base = createNodemailerTransport();
+    const opened: string[] = [];
+    const transport: SmtpTransport = {
+      async open(options) {
+        const session = await base.open(options);
+        opened.push(`${options.servername} [${options.host}] ${[...session.extensions].includes('PIPELINING')}`);
+        return session;
+      },
+    };
+    expect(await statusOf('alice@strict-lab.com', { smtp: { transport } })).toBe('Success');
+    expect(opened).toEqual([`${lab.hostOf('strict')} [${lab.addressOf('strict')}] true`]);
+  });
+
+  // A stand-in for a host's transport with a bug (it throws what the interface does not allow): no real server can
+  // make our own code fail, and the address must still get its one result, without an unhandled rejection.
+  it('with a bug gives UnhandledException, never a rejection', async () => {
+    const base = createNodemailerTransport();
+    const transport: SmtpTransport = {
+      async open(options) {
+        const session = await base.open(options);
+        return Object.assign(Object.create(session) as typeof session, {
+          mail: () => {
+            session.close();
+            throw new Error('transport bug');
+          },
+        });
+      },
+    };
+    const entries = await verifyAll(['alice@strict-lab.com', 'bob@catchall-lab.com'], { smtp: { transport } });
+    expect(entries.map((e) => [e.status, e.classification])).toEqual([
+      ['UnhandledException', 'Unknown'],
+      ['UnhandledException', 'Unknown'],
+    ]);
   });
 });
