@@ -39,6 +39,8 @@ export type Exchanger = string | { server: string; priority: number };
 export type DomainSpec = Exchanger[] | ZoneRecords;
 
 export interface MailLabScenario {
+  /** The engine of every server that does not name its own (e.g. 'raw' for benchmarks: no 100 ms greeting delay). */
+  engine?: Engine;
   servers?: Record<string, ServerSpec>;
   domains?: Record<string, DomainSpec>;
 }
@@ -135,7 +137,8 @@ function checkSpec(name: string, spec: ServerSpec): void {
   if (spec.engine !== undefined && spec.engine !== 'smtp-server' && spec.engine !== 'raw') {
     fail(`${where}: engine must be 'smtp-server' or 'raw'`);
   }
-  if (spec.mailboxes !== undefined && !(Array.isArray(spec.mailboxes) && spec.mailboxes.every((m) => typeof m === 'string'))) {
+  const { mailboxes } = spec;
+  if (mailboxes !== undefined && !(Array.isArray(mailboxes) && mailboxes.every((m) => typeof m === 'string'))) {
     fail(`${where}: mailboxes must be an array of strings`);
   }
   for (const [key, reply] of Object.entries(spec.rcpt ?? {})) checkReply(`${where}: rcpt.${key}`, reply);
@@ -174,7 +177,9 @@ function smtpServerObstacles(spec: ServerSpec): string[] {
     const trigger = parseTrigger(key);
     if (trigger !== undefined && !SMTP_SERVER_DELAYS.has(trigger.stage)) obstacles.push(`delayMs.${key}`);
   }
-  if (spec.mail !== undefined && !smtpServerCanSend(spec.mail)) obstacles.push(`the MAIL reply ${JSON.stringify(spec.mail)}`);
+  if (spec.mail !== undefined && !smtpServerCanSend(spec.mail)) {
+    obstacles.push(`the MAIL reply ${JSON.stringify(spec.mail)}`);
+  }
   for (const [key, reply] of Object.entries(spec.rcpt ?? {})) {
     if (!smtpServerCanSend(reply)) obstacles.push(`the RCPT reply for ${key} ${JSON.stringify(reply)}`);
   }
@@ -187,6 +192,11 @@ function chooseEngine(name: string, spec: ServerSpec): Engine {
     fail(`server ${JSON.stringify(name)}: smtp-server cannot do ${obstacles.join(', ')} (use engine 'raw')`);
   }
   return spec.engine ?? (obstacles.length === 0 ? 'smtp-server' : 'raw');
+}
+
+function withDefaultEngine(spec: ServerSpec, engine: Engine | undefined): ServerSpec {
+  if (engine === undefined || typeof spec !== 'object' || spec === null || spec.engine !== undefined) return spec;
+  return { ...spec, engine };
 }
 
 function hostOf(name: string): string {
@@ -386,6 +396,8 @@ class LabSmtpConnection extends SMTPConnection {
   }
 }
 
+type Done = (err?: Error | null) => void;
+
 function replyError(reply: Reply): Error {
   const { code, texts } = parseReply(reply);
   const error = new Error(texts.join('\n')) as Error & { responseCode?: number };
@@ -396,6 +408,11 @@ function replyError(reply: Reply): Error {
 /** A real smtp-server, fed the sockets the lab accepts, answering from the server's `Behaviour`. */
 class LabSmtpServer extends SMTPServer {
   private readonly sessions = new Map<string, LabConnection>();
+  /**
+   * Whether the open transaction of a session was started with SMTPUTF8. Not `session.envelope.smtpUtf8`:
+   * smtp-server sets that before onMailFrom and never clears it, even when the MAIL is refused.
+   */
+  private readonly utf8 = new Map<string, boolean>();
   private nextId = 0;
 
   constructor(
@@ -422,7 +439,10 @@ class LabSmtpServer extends SMTPServer {
   adopt(socket: Socket, lab: LabConnection): void {
     const id = `lab${++this.nextId}`;
     this.sessions.set(id, lab);
-    void lab.closed.then(() => this.sessions.delete(id));
+    void lab.closed.then(() => {
+      this.sessions.delete(id);
+      this.utf8.delete(id);
+    });
     const connection = new LabSmtpConnection(this, socket, { id }, lab);
     this.connections.add(connection);
     connection.on('error', (error: Error) => this._onError(error));
@@ -437,11 +457,11 @@ class LabSmtpServer extends SMTPServer {
     else next();
   }
 
-  override onConnect(session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+  override onConnect(session: SMTPServerSession, callback: Done): void {
     this.after(session, this.behaviour.delay('greeting'), () => callback());
   }
 
-  override onSecure(socket: Socket | TLSSocket, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+  override onSecure(socket: Socket | TLSSocket, session: SMTPServerSession, callback: Done): void {
     const lab = this.sessions.get(session.id);
     if (lab !== undefined) {
       lab.track(socket);
@@ -450,20 +470,24 @@ class LabSmtpServer extends SMTPServer {
     callback();
   }
 
-  override onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
-    const reply = this.behaviour.mail(address.address, Object.keys(address.args || {}));
-    this.after(session, this.behaviour.delay('mail'), () => callback(reply === undefined ? null : replyError(reply)));
+  override onMailFrom(address: SMTPServerAddress, session: SMTPServerSession, callback: Done): void {
+    const parameters = Object.keys(address.args || {});
+    const reply = this.behaviour.mail(address.address, parameters);
+    this.after(session, this.behaviour.delay('mail'), () => {
+      if (reply === undefined) this.utf8.set(session.id, parameters.includes('SMTPUTF8'));
+      callback(reply === undefined ? null : replyError(reply));
+    });
   }
 
-  override onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void): void {
-    const decision = this.behaviour.rcpt(address.address, session.envelope.smtpUtf8 === true);
+  override onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: Done): void {
+    const decision = this.behaviour.rcpt(address.address, this.utf8.get(session.id) === true);
     this.after(session, this.behaviour.delay('rcpt', address.address), () =>
       callback(decision.accept ? null : replyError(decision.reply)),
     );
   }
 
   /** Unreachable (handler_DATA refuses), but never accept a message. */
-  override onData(stream: SMTPServerDataStream, _session: SMTPServerSession, callback: (err?: Error | null) => void): void {
+  override onData(stream: SMTPServerDataStream, _session: SMTPServerSession, callback: Done): void {
     stream.resume();
     stream.once('end', () => callback(replyError(REPLIES.data)));
   }
@@ -494,7 +518,8 @@ class LabServer {
     listener.on('error', () => {});
   }
 
-  configure(spec: ServerSpec): void {
+  configure(given: ServerSpec): void {
+    const spec = withDefaultEngine(given, this.lab.defaultEngine);
     checkSpec(this.name, spec);
     const engine = chooseEngine(this.name, spec);
     const behaviour = new Behaviour({ ...spec }, hostOf(this.name), this.greylist);
@@ -557,6 +582,7 @@ class Lab implements MailLab {
     private readonly byName: Map<string, LabServer>,
     private readonly addresses: Map<string, string>,
     servers: readonly string[],
+    readonly defaultEngine: Engine | undefined,
   ) {
     this.dnsAddress = dns.address;
     this.servers = servers;
@@ -659,7 +685,13 @@ class Lab implements MailLab {
  * (`NAME.mx.lab.test`) and the domains' MX records.
  */
 export async function startMailLab(scenario: MailLabScenario): Promise<MailLab> {
-  const specs = Object.entries(scenario.servers ?? {});
+  const { engine } = scenario;
+  if (engine !== undefined && engine !== 'smtp-server' && engine !== 'raw') {
+    fail("engine must be 'smtp-server' or 'raw'");
+  }
+  const specs = Object.entries(scenario.servers ?? {}).map(
+    ([name, spec]) => [name, withDefaultEngine(spec, engine)] as const,
+  );
   const addresses = new Map<string, string>();
   specs.forEach(([name, spec], i) => {
     if (!NAME_PATTERN.test(name)) fail(`server name ${JSON.stringify(name)} must be a lower-case DNS label`);
@@ -683,7 +715,7 @@ export async function startMailLab(scenario: MailLabScenario): Promise<MailLab> 
     throw error;
   }
   const byName = new Map<string, LabServer>();
-  const lab = new Lab(dns, port, byName, addresses, specs.map(([name]) => name));
+  const lab = new Lab(dns, port, byName, addresses, specs.map(([name]) => name), engine);
   specs.forEach(([name, spec], i) => {
     byName.set(name, new LabServer(lab, name, addresses.get(name) as string, listeners[i] as Server, spec));
   });

@@ -35,7 +35,10 @@ export interface ServerSpec {
   rcpt?: Record<string, Reply>;
   /** Reply to every MAIL FROM (a 2xx one opens the transaction). */
   mail?: Reply;
-  /** Replaces the 220 greeting. After 421 the server closes; after 5xx it answers 503 to all but QUIT (RFC 5321 3.1). */
+  /**
+   * Replaces the 220 greeting. After a 421 the server closes; after a 5xx it answers 503 to everything but QUIT
+   * (RFC 5321 3.1).
+   */
   greeting?: Reply;
   /** Reply to EHLO (HELO is still answered normally: the client's fallback). */
   ehlo?: Reply;
@@ -299,7 +302,9 @@ export class Behaviour {
   }
 
   private hit(list: ParsedTrigger[], stage: Stage, address?: string): boolean {
-    return list.some((t) => t.stage === stage && (t.who === undefined || (address !== undefined && names(t.who, address))));
+    return list.some(
+      (t) => t.stage === stage && (t.who === undefined || (address !== undefined && names(t.who, address))),
+    );
   }
 }
 
@@ -480,17 +485,19 @@ export class RawSmtpSession {
 
   /** Answers the queued commands in order, until one is delayed or the session stops. */
   private pump(): void {
-    if (this.busy || this.frozen || this.ended) return;
-    this.socket.cork();
-    try {
-      while (!this.busy && !this.frozen && !this.ended && this.queue.length > 0) {
-        const line = this.queue.shift() as QueuedLine;
-        this.command(line);
+    if (!this.busy && !this.frozen && !this.ended && this.queue.length > 0) {
+      // The replies to a pipelined batch leave together, as one write.
+      this.socket.cork();
+      try {
+        while (!this.busy && !this.frozen && !this.ended && this.queue.length > 0) {
+          const line = this.queue.shift() as QueuedLine;
+          this.command(line);
+        }
+      } finally {
+        this.socket.uncork();
       }
-    } finally {
-      this.socket.uncork();
     }
-    if (this.upgradePending) this.upgrade();
+    if (this.upgradePending && !this.ended) this.upgrade();
   }
 
   private command({ text, early }: QueuedLine): void {
@@ -530,9 +537,8 @@ export class RawSmtpSession {
         if (argument === '' || /\s/.test(argument)) return reply(REPLIES.ehloSyntax);
         this.resetTransaction();
         if (behaviour.spec.ehlo !== undefined) {
-          const custom = parseReply(behaviour.spec.ehlo);
-          this.helo = isTwoXX(custom.code);
-          return { reply: custom.wire };
+          this.helo = isTwoXX(parseReply(behaviour.spec.ehlo).code);
+          return reply(behaviour.spec.ehlo);
         }
         this.helo = true;
         return { reply: this.ehloReply() };
@@ -688,7 +694,10 @@ function stageOf(verb: string): Stage | undefined {
  * `MAIL FROM:<path> params` / `RCPT TO:<path> params`. Lenient: spaces are allowed around the colon and inside the
  * brackets (a quoted local part); a source route is dropped.
  */
-export function parsePath(line: string, command: 'MAIL FROM' | 'RCPT TO'): { address: string; parameters: string[] } | undefined {
+export function parsePath(
+  line: string,
+  command: 'MAIL FROM' | 'RCPT TO',
+): { address: string; parameters: string[] } | undefined {
   const head = new RegExp(`^${command.replace(' ', '\\s+')}\\s*:\\s*<`, 'i').exec(line);
   if (head === null) return undefined;
   const rest = line.slice(head[0].length);
