@@ -16,6 +16,17 @@
  * - The greeting text, the raw EHLO reply (nodemailer only exposes the few extensions it knows) and the phase
  *   reached while opening come from nodemailer's transaction log (`logger` + `transactionLog`, public options), read
  *   in one place: `HandshakeLog`. No internal field is read.
+ *
+ * Opening fails with (always an `SmtpTransportError`, the phase being how far the dialog got):
+ * - ECONNECTION 'connect': refused, unreachable, or closed/reset before the greeting;
+ * - ETIMEDOUT: `connectTimeoutMs` elapsed (one timer for connect, greeting, EHLO and STARTTLS together);
+ * - EREPLY: a negative greeting (554, 421), EHLO and HELO both refused, a 421 at any step, with the parsed reply;
+ * - EPROTOCOL: a greeting or EHLO/HELO reply that does not parse (nodemailer only looks at its first characters);
+ * - ECONNECTION 'starttls': the TLS handshake failed, e.g. a certificate refused under `rejectUnauthorized`. No reply
+ *   is involved (the server said 220 to STARTTLS), so not EREPLY; and no plaintext retry, which would silently
+ *   undo the certificate check the caller asked for.
+ * A session nobody closes is still closed by nodemailer's socket inactivity timeout (its default, 10 minutes), which
+ * fails any pending command with ECLOSED; our per-command timers are the ones meant to decide.
  */
 import net from 'node:net';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
@@ -56,6 +67,18 @@ const QUIT_WAIT_MS = 1000;
 const NODEMAILER_TIMER_SLACK_MS = 5000;
 
 const noop = (): void => {};
+
+/** setTimeout fires at once for a delay above 2^31-1 ms (with a warning): clamp; NaN or negative means now. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+function timerDelay(ms: number): number {
+  if (Number.isNaN(ms) || ms <= 0) return 0;
+  return Math.min(ms, MAX_TIMER_MS);
+}
+
+function messageOf(error: unknown): string {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : String(error);
+}
 
 export function createNodemailerTransport(transportOptions: NodemailerTransportOptions = {}): SmtpTransport {
   return { open: (options) => openSession(options, transportOptions) };
@@ -139,11 +162,18 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
       end: (): void => fail('ECONNECTION', connectionPhase(), 'the connection closed while opening the session'),
     };
 
-    const socket = net.connect({
-      host: options.host,
-      port: options.port,
-      ...(transportOptions.localAddress ? { localAddress: transportOptions.localAddress } : {}),
-    });
+    let socket: net.Socket;
+    try {
+      socket = net.connect({
+        host: options.host,
+        port: options.port,
+        ...(transportOptions.localAddress ? { localAddress: transportOptions.localAddress } : {}),
+      });
+    } catch (error) {
+      // A bad port or local address throws synchronously; open() must still reject with an SmtpTransportError.
+      reject(new SmtpTransportError('ECONNECTION', 'connect', `cannot connect: ${messageOf(error)}`));
+      return;
+    }
     // Before the hand-over this listener reports refused/unreachable; after it nodemailer has its own listeners, and
     // this one stays as an absorber: after STARTTLS or teardown nodemailer detaches from this (plain) socket, and an
     // 'error' emitted without a listener would crash the process.
@@ -153,16 +183,22 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
 
     // One timer for connect, greeting, EHLO and STARTTLS together (SmtpOpenOptions.connectTimeoutMs).
     const timer = setTimeout(() => {
-      fail('ETIMEDOUT', log.phase, `no ${log.phase === 'connect' ? 'connection' : log.phase} within ${options.connectTimeoutMs} ms`);
-    }, options.connectTimeoutMs);
+      const awaited = log.phase === 'connect' ? 'connection' : log.phase;
+      fail('ETIMEDOUT', log.phase, `no ${awaited} within ${options.connectTimeoutMs} ms`);
+    }, timerDelay(options.connectTimeoutMs));
 
     socket.once('connect', () => {
       if (settled) return;
       log.phase = 'greeting';
-      conn = new SMTPConnection(nodemailerOptions(options, transportOptions, socket, log, onProbe));
-      conn.on('error', (error: unknown) => handlers.error(error));
-      conn.on('end', () => handlers.end());
-      conn.connect((error) => (error ? failOpen(error) : onHandshake()));
+      try {
+        conn = new SMTPConnection(nodemailerOptions(options, transportOptions, socket, log, onProbe));
+        conn.on('error', (error: unknown) => handlers.error(error));
+        conn.on('end', () => handlers.end());
+        conn.connect((error) => (error ? failOpen(error) : onHandshake()));
+      } catch (error) {
+        // Not expected from nodemailer; caught so that it cannot become an uncaught exception in a socket event.
+        fail('ECONNECTION', connectionPhase(), messageOf(error));
+      }
     });
 
     /** A TCP drop before the greeting is reported as a connection failure (SmtpTransportErrorCode ECONNECTION). */
@@ -172,7 +208,7 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
 
     function failOpen(error: unknown): void {
       const fields = (error ?? {}) as NodemailerErrorFields;
-      const detail = typeof fields.message === 'string' ? fields.message : String(error);
+      const detail = messageOf(error);
       if (fields.code === 'ETIMEDOUT') return fail('ETIMEDOUT', log.phase, detail);
       if (typeof fields.response === 'string' && fields.response.trim() !== '') {
         // A negative greeting, EHLO and HELO refused, a 421 to EHLO: nodemailer reports the raw reply.
@@ -195,7 +231,16 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
       reject(new SmtpTransportError(code, phase, message, reply));
     }
 
+    /** Runs inside nodemailer's reply processing (its 'connect' event): must not throw. */
     function onHandshake(): void {
+      try {
+        checkHandshake();
+      } catch (error) {
+        fail('ECONNECTION', connectionPhase(), messageOf(error));
+      }
+    }
+
+    function checkHandshake(): void {
       if (settled || !conn) return;
       // nodemailer only checks that the greeting starts with "220" and the EHLO reply with "2": check the whole
       // replies (RFC 5321 §4.2: same code on every line, '-' on all but the last).
@@ -239,7 +284,7 @@ function nodemailerOptions(
   log: HandshakeLog,
   onProbe: (ctx: SMTPConnectionCustomAuthContext) => void,
 ): SMTPConnectionOptions {
-  const setupTimeout = options.connectTimeoutMs + NODEMAILER_TIMER_SLACK_MS;
+  const setupTimeout = timerDelay(options.connectTimeoutMs + NODEMAILER_TIMER_SLACK_MS);
   const servername = sniName(options.servername);
   return {
     connection: socket,
@@ -358,6 +403,11 @@ class NodemailerSession implements SmtpSession {
     return this.command('RSET', 'RSET', options);
   }
 
+  /**
+   * QUIT (RFC 5321 §4.1.1.10), then close. The wait for its reply is short, at most 1 s or the command timeout, and
+   * like every command's it starts once the replies before it have arrived (see `advance`), so a quit() issued
+   * behind pending commands does not cut them short. Commands issued after quit() fail with ECLOSED.
+   */
   async quit(): Promise<void> {
     if (this.isClosed || this.quitting) return;
     const reply = this.command('QUIT', 'QUIT', { timeoutMs: Math.min(QUIT_WAIT_MS, this.commandTimeoutMs) });
@@ -376,8 +426,7 @@ class NodemailerSession implements SmtpSession {
 
   /** nodemailer's 'error' after the open: a drop, its idle timeout, an unsolicited reply. */
   onConnectionError(error: unknown): void {
-    const message = error instanceof Error ? error.message : String(error);
-    this.shutdown(`the connection failed: ${message}`);
+    this.shutdown(`the connection failed: ${messageOf(error)}`);
   }
 
   /** nodemailer's 'end': the connection is gone (the server closed it, after a 421 reply, or we did). */
@@ -415,7 +464,7 @@ class NodemailerSession implements SmtpSession {
     }
     const head = this.queue[0];
     if (head && head.timer === undefined) {
-      head.timer = setTimeout(() => this.onTimeout(head), head.timeoutMs);
+      head.timer = setTimeout(() => this.onTimeout(head), timerDelay(head.timeoutMs));
     }
   }
 
