@@ -177,6 +177,9 @@ function smtpServerObstacles(spec: ServerSpec): string[] {
     const trigger = parseTrigger(key);
     if (trigger !== undefined && !SMTP_SERVER_DELAYS.has(trigger.stage)) obstacles.push(`delayMs.${key}`);
   }
+  if (spec.rejectOthers !== undefined && !smtpServerCanSend(spec.rejectOthers)) {
+    obstacles.push(`the RCPT reply ${JSON.stringify(spec.rejectOthers)}`);
+  }
   if (spec.mail !== undefined && !smtpServerCanSend(spec.mail)) {
     obstacles.push(`the MAIL reply ${JSON.stringify(spec.mail)}`);
   }

@@ -31,6 +31,8 @@ export interface ServerSpec {
   mailboxes?: string[];
   /** Accept every recipient (a catch-all server). */
   acceptAll?: boolean;
+  /** The reply to recipients that are not mailboxes (default `550 5.1.1 ... User unknown`). */
+  rejectOthers?: Reply;
   /** Exact RCPT reply per local part (or full address). Takes precedence over `mailboxes`/`acceptAll`. */
   rcpt?: Record<string, Reply>;
   /** Reply to every MAIL FROM (a 2xx one opens the transaction). */
@@ -71,6 +73,7 @@ export const SPEC_KEYS: ReadonlySet<string> = new Set([
   'engine',
   'mailboxes',
   'acceptAll',
+  'rejectOthers',
   'rcpt',
   'mail',
   'greeting',
@@ -290,7 +293,7 @@ export class Behaviour {
     if (this.spec.acceptAll === true || (this.spec.mailboxes ?? []).some((key) => names(key, address))) {
       return { accept: true };
     }
-    return { accept: false, reply: REPLIES.unknownUser(address) };
+    return { accept: false, reply: this.spec.rejectOthers ?? REPLIES.unknownUser(address) };
   }
 
   /** The exact 2xx reply configured for this recipient, if any (the raw responder sends it instead of 250). */

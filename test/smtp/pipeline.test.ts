@@ -14,6 +14,7 @@ beforeAll(async () => {
       grey: { mailboxes: ['alice'], greylist: 1 },
       quota: { mailboxes: ['alice'], rcpt: { full: '452 4.2.2 Mailbox full' } },
       picky: { mailboxes: ['alice', 'bob', 'carol'], maxRecipients: 1 },
+      single: { mailboxes: ['alice'], rejectOthers: '452 4.5.3 Too many recipients (AS780090)' },
       nosender: { mail: '550 5.7.1 Sender address rejected: not permitted' },
       banned: { greeting: '554 5.7.1 Service unavailable; client host [127.0.0.1] blocked using zen.spamhaus.org' },
       busy: { greeting: '421 4.3.2 Service not available, closing transmission channel' },
@@ -34,6 +35,7 @@ beforeAll(async () => {
       'grey-lab.com': ['grey'],
       'quota-lab.com': ['quota'],
       'picky-lab.com': ['picky'],
+      'single-lab.com': ['single'],
       'nosender-lab.com': ['nosender'],
       'banned-lab.com': ['banned'],
       'busy-lab.com': ['busy'],
@@ -142,6 +144,14 @@ describe('SMTP rows of decisions.md §6, end to end', () => {
     lab.reset();
     const entries = await verifyAll(['alice@picky-lab.com', 'bob@picky-lab.com', 'nobody@picky-lab.com']);
     expect(entries.map((e) => e.status)).toEqual(['Success', 'Success', 'MailboxDoesNotExist']);
+  });
+
+  it('RCPT accepted, every attempt to probe a second recipient refused as too many: ServerDoesNotAllowMultipleRecipients', async () => {
+    lab.reset();
+    expect(await statusOf('alice@single-lab.com')).toBe('ServerDoesNotAllowMultipleRecipients');
+    // The probe after RSET, then once more first thing on a new connection.
+    expect(lab.stats('single').connections).toBe(2);
+    expect(lab.stats('single').rcpts).toBe(3);
   });
 
   it('connection refused: SmtpConnectionFailure; no greeting in time: SmtpConnectionTimeout', async () => {
