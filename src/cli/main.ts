@@ -29,6 +29,9 @@ Options:
   --mail-from ADDRESS     envelope sender of SMTP probes (default verify@<helo name>)
   --smtp-port N           SMTP port (default 25)
   --quality LEVEL         Standard (default), High or Extreme: passes over transient results, timeouts
+  --allow-private-addresses
+                          let exchangers and literals on private, loopback or link-local addresses be
+                          used (off by default: a hostile MX record could point inside your network)
   --dns-server IP[:PORT]  DNS server to ask instead of the system's (repeatable)
   --concurrency N         addresses verified at the same time (default 10)
   --deduplication MODE    Off (default), Safe or Relaxed: later copies of an address are Duplicate
@@ -60,6 +63,7 @@ interface CheckOptions {
   mailFrom: string | undefined;
   smtpPort: number | undefined;
   quality: Quality | undefined;
+  allowPrivateAddresses: boolean;
   dnsServers: string[] | undefined;
   concurrency: number;
   deduplication: Deduplication;
@@ -81,6 +85,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
       'mail-from': { type: 'string' },
       'smtp-port': { type: 'string' },
       quality: { type: 'string' },
+      'allow-private-addresses': { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '10' },
       deduplication: { type: 'string', default: 'Off' },
       input: { type: 'string' },
@@ -121,7 +126,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   }
   if (values.delimiter.length !== 1) throw new UsageError(`--delimiter must be one character`);
   const dnsServers = values['dns-server'];
-  return { source, checks, heloName: values['helo-name'], mailFrom: values['mail-from'], smtpPort, quality, dnsServers, concurrency, deduplication, input, column, delimiter: values.delimiter, header: values.header, output: values.output };
+  return { source, checks, heloName: values['helo-name'], mailFrom: values['mail-from'], smtpPort, quality, allowPrivateAddresses: values['allow-private-addresses'], dnsServers, concurrency, deduplication, input, column, delimiter: values.delimiter, header: values.header, output: values.output };
 }
 
 /** The addresses of the input, in order: lines of a text file, or one column of each CSV record. */
@@ -170,6 +175,7 @@ async function check(options: CheckOptions): Promise<void> {
       heloName: options.heloName,
       mailFrom: options.mailFrom,
       quality: options.quality,
+      allowPrivateAddresses: options.allowPrivateAddresses,
       smtp: { port: options.smtpPort },
     }),
   );

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type LabDnsServer } from '../lab/dns-server.js';
+import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { CsvRecordReader, csvField } from '../../src/cli/csv.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -119,6 +120,31 @@ describe('mailverify check --checks dns', () => {
     expect(entries[1]).toMatchObject({ duplicateOf: 0 });
     expect(entries[4]).toMatchObject({ suggestions: ['x@outlook.com'] });
     expect(lab.queryCount('mailhost.com', 'MX')).toBe(1);
+  });
+});
+
+describe('mailverify check --checks smtp', () => {
+  let mailLab: MailLab;
+  beforeAll(async () => {
+    mailLab = await startMailLab({
+      servers: { strict: { mailboxes: ['alice'] }, catchall: { acceptAll: true } },
+      domains: { 'strict-lab.com': ['strict'], 'catchall-lab.com': ['catchall'] },
+    });
+  });
+  afterAll(() => mailLab.close());
+
+  it('probes the mailboxes, and connects to loopback exchangers only when allowed', async () => {
+    const input = 'alice@strict-lab.com\nnobody@strict-lab.com\nanyone@catchall-lab.com\n';
+    const args = ['check', '-', '--checks', 'smtp', '--dns-server', mailLab.dnsAddress, '--smtp-port', String(mailLab.port)];
+    const named = ['--helo-name', 'probe.example.org', '--mail-from', 'bounce@example.org'];
+    const allowed = await mailverifyAsync([...args, ...named, '--allow-private-addresses'], input);
+    expect(allowed.code).toBe(0);
+    expect(jsonLines(allowed.stdout).map((e) => e.status)).toEqual(['Success', 'MailboxDoesNotExist', 'ServerIsCatchAll']);
+    expect(mailLab.transcript('strict').flat()).toContain('EHLO probe.example.org');
+    mailLab.reset();
+    const refused = await mailverifyAsync([...args, ...named], input);
+    expect(jsonLines(refused.stdout).map((e) => e.status)).toEqual(Array(3).fill('DomainIsMisconfigured'));
+    expect(mailLab.stats().connections).toBe(0);
   });
 });
 
