@@ -222,13 +222,17 @@ describe('safety', () => {
     expect(lab.stats('strict').connections).toBe(0);
   });
 
-  it('keeps to the connection caps', async () => {
+  it('keeps to the connection caps, and reuses a connection for waiting work', async () => {
     lab.reset();
     const addresses = Array.from({ length: 30 }, (_, i) => `user${i}@${i % 2 ? 'strict-lab.com' : 'strict-too-lab.com'}`);
     const entries = await verifyAll(addresses, { smtp: { maxConnectionsPerExchanger: 1, maxRecipientsPerTransaction: 2 } });
     expect(entries).toHaveLength(30);
     expect(entries.every((e) => e.status === 'MailboxDoesNotExist')).toBe(true);
-    expect(lab.stats('strict').maxConcurrent).toBe(1);
+    const stats = lab.stats('strict');
+    expect(stats.maxConcurrent).toBe(1);
+    // One connection, handed from batch to batch and across the two domains; 15 recipients per domain, 2 a time.
+    expect(stats.connections).toBe(1);
+    expect(stats.transactions).toBe(16);
   });
 
   it('never lets CR, LF or NUL reach the wire, whatever the input', async () => {
