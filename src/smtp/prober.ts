@@ -4,7 +4,7 @@
  * Recipients of one domain that arrive together are batched, up to `maxRecipientsPerTransaction`, into one
  * transaction: MAIL FROM once, the RCPTs (pipelined by the transport when the server advertises PIPELINING), RSET.
  * When a recipient is accepted, a random local part is probed in a transaction of its own to tell a catch-all server;
- * that answer is cached per exchanger. Exchangers (and their addresses) are tried in preference order, moving on when
+ * that answer is cached per exchanger and domain. Exchangers (and their addresses) are tried in preference order, moving on when
  * a session cannot be opened. A session that fails mid-dialog fails only the recipients still waiting on it; they are
  * tried once more on a new session.
  */
@@ -32,7 +32,7 @@ export interface ProberOptions extends SlotLimits {
   /** Most exchanger addresses tried for one batch (failover). */
   maxAttemptsPerDomain: number;
   tls: { starttls: boolean; rejectUnauthorized: boolean };
-  /** How long a catch-all answer is kept per exchanger. */
+  /** How long a catch-all answer is kept per exchanger and domain. */
   catchAllCacheTtlMs: number;
 }
 
@@ -236,8 +236,6 @@ export class SmtpProber {
       result.accepted.push(...single.accepted);
       result.collateral.push(...single.collateral);
       result.dropped.push(...single.dropped);
-      // Refused as too many even alone: the server's answer stands (decisions.md §6, classifySmtpReply).
-      for (const again of single.alone) again.resolve('ServerDoesNotAllowMultipleRecipients');
     }
     result.alone = [];
     return result;
@@ -277,6 +275,7 @@ export class SmtpProber {
         }
         const status = classifySmtpReply('rcpt', reply);
         if (status === null) result.accepted.push(p);
+        // Refused as one too many behind others: tried alone. Refused so when first, the answer stands (§6).
         else if (status === 'ServerDoesNotAllowMultipleRecipients' && i > 0) result.alone.push(p);
         else p.resolve(status);
       }
