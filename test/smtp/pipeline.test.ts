@@ -12,7 +12,10 @@ beforeAll(async () => {
       strict: { mailboxes: ['alice', 'bob', 'carol', 'dave'] },
       catchall: { acceptAll: true },
       grey: { mailboxes: ['alice'], greylist: 1 },
-      quota: { mailboxes: ['alice'], rcpt: { full: '452 4.2.2 Mailbox full' } },
+      quota: {
+        mailboxes: ['alice'],
+        rcpt: { full: '452 4.2.2 Mailbox full', lookup: '451 4.3.0 <lookup@quota-lab.com>: Temporary lookup failure' },
+      },
       picky: { mailboxes: ['alice', 'bob', 'carol'], maxRecipients: 1 },
       single: { mailboxes: ['alice'], rejectOthers: '452 4.5.3 Too many recipients (AS780090)' },
       nosender: { mail: '550 5.7.1 Sender address rejected: not permitted' },
@@ -23,7 +26,7 @@ beforeAll(async () => {
       silent: { silent: 'greeting' },
       slow: { mailboxes: ['alice'], delayMs: { rcpt: 400 } },
       ascii: { mailboxes: ['alice', 'jörg'], smtputf8: false },
-      utf8: { mailboxes: ['alice', 'jörg'] },
+      utf8: { mailboxes: ['alice', 'jörg'], rcpt: { 'jürgen': '553 5.6.7 Non-ASCII addresses are not supported' } },
       serial: { mailboxes: ['alice', 'bob'], pipelining: false },
       tls: { mailboxes: ['alice'], starttls: true },
       garbage: { garbage: 'rcpt' },
@@ -97,8 +100,9 @@ describe('SMTP rows of decisions.md §6, end to end', () => {
     expect(await statusOf('anyone@catchall-lab.com')).toBe('ServerIsCatchAll');
   });
 
-  it('over quota: MailboxHasInsufficientStorage', async () => {
+  it('over quota: MailboxHasInsufficientStorage; 451 4.3.x at RCPT: ServerTemporaryUnavailable', async () => {
     expect(await statusOf('full@quota-lab.com')).toBe('MailboxHasInsufficientStorage');
+    expect(await statusOf('lookup@quota-lab.com')).toBe('ServerTemporaryUnavailable');
   });
 
   it('greylisting: MailboxTemporarilyUnavailable, and Success on later passes', async () => {
@@ -138,6 +142,8 @@ describe('SMTP rows of decisions.md §6, end to end', () => {
     const sent = lab.transcript('utf8').flat();
     expect(sent.some((line) => line.startsWith('MAIL FROM:<bounce@mailverify-lab.com> SMTPUTF8'))).toBe(true);
     expect(sent).toContain('RCPT TO:<jörg@utf8-lab.com>');
+    // SMTPUTF8 offered, but the mailbox refused with 5.6.7 (RFC 6531 §3.6.1).
+    expect(await statusOf('jürgen@utf8-lab.com')).toBe('ServerDoesNotSupportInternationalMailboxes');
   });
 
   it('a second recipient refused as too many (4.5.3): each is tried alone, in a transaction of its own', async () => {
