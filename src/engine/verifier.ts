@@ -107,8 +107,10 @@ export interface Verifier {
   /** DNS cache counters (hits, misses, queries sent) and the SMTP connections open now. */
   stats(): { dns: DnsStats; smtp: { openConnections: number } };
   /**
-   * Resolves once every SMTP connection has been closed (sessions end with QUIT just after their last address is
-   * answered). Call it before exiting or in a test's teardown; the verifier stays usable.
+   * Resolves once every address under way has its result and every SMTP connection is closed (sessions end with
+   * QUIT just after their last address is answered). Waits between passes are cut short: those addresses keep the
+   * result of the pass they had. Call it before exiting, after abandoning a batch, or in a test's teardown; the
+   * verifier stays usable.
    */
   close(): Promise<void>;
 }
@@ -225,7 +227,30 @@ function createProber(options: VerifierOptions, quality: { timeoutMs: number }):
   });
 }
 
-const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** The waits between passes, which `close()` cuts short. */
+class PassDelays {
+  private readonly waiting = new Map<NodeJS.Timeout, () => void>();
+  cancelled = false;
+
+  wait(ms: number): Promise<void> {
+    if (this.cancelled) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(timer);
+        resolve();
+      }, ms);
+      this.waiting.set(timer, resolve);
+    });
+  }
+
+  cancelAll(): void {
+    for (const [timer, resolve] of this.waiting) {
+      clearTimeout(timer);
+      resolve();
+    }
+    this.waiting.clear();
+  }
+}
 
 export function createVerifier(options: VerifierOptions = {}): Verifier {
   checkOptions(options);
@@ -248,8 +273,9 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
 
     let stage = new Stages(parsed, entry, lists);
     let status = await stage.run(checks, { dns, allowPrivateAddresses, domainStart, prober });
-    for (let pass = 2; pass <= passes && TRANSIENT_STATUSES.has(status.status); pass++) {
-      await delay(passDelayMs);
+    for (let pass = 2; pass <= passes && TRANSIENT_STATUSES.has(status.status) && !passDelays.cancelled; pass++) {
+      await passDelays.wait(passDelayMs);
+      if (passDelays.cancelled) break;
       stage = new Stages(parsed, entry, lists);
       status = await stage.run(checks, { dns, allowPrivateAddresses, domainStart, prober });
     }
@@ -266,14 +292,18 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     });
   }
 
+  const passDelays = new PassDelays();
+  const inFlight = new Set<Promise<Entry>>();
+
   /** Never rejects: a bug of ours still gives the address its one result (decisions.md §6). */
-  async function safeRun(input: string, index: number): Promise<Entry> {
-    try {
-      return await run(input, index);
-    } catch {
+  function safeRun(input: string, index: number): Promise<Entry> {
+    const running = run(input, index).catch((): Entry => {
       const status = 'UnhandledException';
       return { index, inputData: input, classification: classify(status), status, completedOn: new Date().toISOString() };
-    }
+    });
+    inFlight.add(running);
+    void running.then(() => inFlight.delete(running));
+    return running;
   }
 
   async function* verifyMany(
@@ -333,7 +363,16 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     verifyMany,
     stats: () => ({ dns: { ...dns.stats }, smtp: { openConnections: prober?.openConnections ?? 0 } }),
     close: async () => {
-      await prober?.idle();
+      // Later passes still waiting end now with the result they have; then every address under way finishes and
+      // every connection closes.
+      passDelays.cancelled = true;
+      passDelays.cancelAll();
+      try {
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+        await prober?.idle();
+      } finally {
+        passDelays.cancelled = false;
+      }
     },
   };
 }

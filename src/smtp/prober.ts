@@ -70,6 +70,13 @@ interface TransactionResult {
   dropped: Pending[];
 }
 
+/** Answers to the probe that leave the catch-all question open; they are not cached. */
+const PROBE_INCONCLUSIVE: ReadonlySet<StatusCode> = new Set<StatusCode>([
+  'SmtpDialogError',
+  'LocalEndPointRejected',
+  'LocalSenderAddressRejected',
+]);
+
 /** A catch-all probe's answer; 'tooMany' and 'dropped' call for one more try on a new connection. */
 type ProbeOutcome = StatusCode | 'tooMany' | 'dropped';
 
@@ -90,7 +97,8 @@ export class SmtpProber {
   constructor(private readonly options: ProberOptions) {
     this.slots = new ConnectionSlots(options);
     this.catchAll = new LRUCache({ max: 10_000, ttl: options.catchAllCacheTtlMs });
-    this.probeLocalParts = new LRUCache({ max: 10_000, ttl: options.catchAllCacheTtlMs });
+    // No TTL: the same probe must come back however far apart the passes are.
+    this.probeLocalParts = new LRUCache({ max: 10_000 });
   }
 
   get openConnections(): number {
@@ -146,10 +154,13 @@ export class SmtpProber {
   }
 
   /** A session on the first route that opens, or the status that the failures to open give. */
-  private async session(routes: Route[]): Promise<{ route: Route; lease: Lease; session: SmtpSession } | OpenFailure> {
+  private async session(
+    routes: Route[],
+    fresh = false,
+  ): Promise<{ route: Route; lease: Lease; session: SmtpSession } | OpenFailure> {
     let failure: OpenFailure | null = null;
     for (const route of routes) {
-      const lease = await this.slots.acquire(route.address);
+      const lease = await this.slots.acquire(route.address, { fresh });
       if (lease.session !== null) return { route, lease, session: lease.session };
       const opened = await this.open(route);
       if ('failed' in opened) {
@@ -218,26 +229,35 @@ export class SmtpProber {
   /** The real recipients on one session: one transaction, then one per recipient refused as one too many. */
   private async serve(session: SmtpSession, pending: Pending[]): Promise<TransactionResult> {
     const smtputf8 = session.extensions.has('SMTPUTF8');
-    const sendable: Pending[] = [];
+    const ascii: Pending[] = [];
+    const international: Pending[] = [];
     for (const p of pending) {
+      if (!p.recipient.international) ascii.push(p);
       // RFC 6531 §3.4: a non-ASCII mailbox needs SMTPUTF8; without it no RCPT is sent (decisions.md §6).
-      if (p.recipient.international && !smtputf8) p.resolve('ServerDoesNotSupportInternationalMailboxes');
-      else sendable.push(p);
+      else if (smtputf8) international.push(p);
+      else p.resolve('ServerDoesNotSupportInternationalMailboxes');
     }
-    const result = await this.transaction(session, sendable);
-    // RFC 5321 §3.3 lets a server take fewer recipients (452 4.5.3): those go one per transaction.
-    for (let i = 0; i < result.alone.length; i++) {
-      const p = result.alone[i]!;
+    // Non-ASCII recipients go in a transaction of their own (MAIL ... SMTPUTF8): a refusal of that parameter must
+    // not fall on the ASCII ones.
+    const result: TransactionResult = { accepted: [], alone: [], collateral: [], dropped: [] };
+    const groups = [ascii, international].filter((group) => group.length > 0);
+    for (let g = 0; g < groups.length; g++) {
       if (session.closed) {
-        result.collateral.push(...result.alone.slice(i));
+        result.collateral.push(...groups.slice(g).flat());
         break;
       }
-      const single = await this.transaction(session, [p]);
-      result.accepted.push(...single.accepted);
-      result.collateral.push(...single.collateral);
-      result.dropped.push(...single.dropped);
+      merge(result, await this.transaction(session, groups[g]!));
     }
+    // RFC 5321 §3.3 lets a server take fewer recipients (452 4.5.3): those go one per transaction.
+    const alone = result.alone;
     result.alone = [];
+    for (let i = 0; i < alone.length; i++) {
+      if (session.closed) {
+        result.collateral.push(...alone.slice(i));
+        break;
+      }
+      merge(result, await this.transaction(session, [alone[i]!]));
+    }
     return result;
   }
 
@@ -247,17 +267,18 @@ export class SmtpProber {
     if (recipients.length === 0) return result;
     const { options } = this;
     const parameters = recipients.some((p) => p.recipient.international) ? ['SMTPUTF8'] : [];
-    const mail = session.mail(options.mailFrom, parameters);
-    const rcpts = recipients.map((p) => session.rcpt(p.recipient.address, { timeoutMs: options.commandTimeoutMs }));
-    const rset = session.rset();
-    // Every promise has a handler from here on: a failed session leaves no unhandled rejection behind.
+    // Every promise gets a handler at once, so a failed session (or a transport that throws) leaves no unhandled
+    // rejection behind.
+    const mail = command(() => session.mail(options.mailFrom, parameters));
+    const rcpts = recipients.map((p) => command(() => session.rcpt(p.recipient.address, { timeoutMs: options.commandTimeoutMs })));
+    const rset = command(() => session.rset());
     const settled = Promise.allSettled([mail, ...rcpts, rset]);
     try {
       const mailReply = await replyOrError(mail);
       if (mailReply instanceof Error) {
         // No answer to MAIL in time: the server is as slow for every recipient, none is to blame for another.
         if (timedOut(mailReply)) recipients.forEach((p) => p.resolve('MailboxValidationTimeout'));
-        else result.dropped.push(...recipients);
+        else this.fault(mailReply, recipients, result);
         return result;
       }
       const sender = classifySmtpReply('mail', mailReply);
@@ -266,13 +287,17 @@ export class SmtpProber {
         for (const p of recipients) p.resolve(sender);
         return result;
       }
+      let closing = false;
       for (let i = 0; i < recipients.length; i++) {
         const p = recipients[i]!;
         const reply = await replyOrError(rcpts[i]!);
         if (reply instanceof Error) {
-          this.fault(reply, recipients.slice(i), result);
+          // After a 421 the server has closed the channel: the same answer for everyone behind (decisions.md §6).
+          if (closing) recipients.slice(i).forEach((q) => q.resolve('ServerTemporaryUnavailable'));
+          else this.fault(reply, recipients.slice(i), result);
           return result;
         }
+        closing ||= reply.code === 421;
         const status = classifySmtpReply('rcpt', reply);
         if (status === null) result.accepted.push(p);
         // Refused as one too many behind others: tried alone. Refused so when first, the answer stands (§6).
@@ -287,10 +312,13 @@ export class SmtpProber {
 
   /**
    * A transport error before every recipient had an answer. A timeout is the first waiting RCPT's; the recipients
-   * behind it were not at fault. A drop or a garbled reply is the session's.
+   * behind it were not at fault. A drop or a garbled reply is the session's: they are tried again.
    */
   private fault(error: Error, unanswered: Pending[], result: TransactionResult): void {
-    if (timedOut(error)) {
+    if (!(error instanceof SmtpTransportError)) {
+      // Outside the transport contract: a bug (ours or a host transport's), never retried.
+      unanswered.forEach((p) => p.resolve('UnhandledException'));
+    } else if (timedOut(error)) {
       unanswered[0]!.resolve('MailboxValidationTimeout');
       result.collateral.push(...unanswered.slice(1));
     } else {
@@ -320,11 +348,13 @@ export class SmtpProber {
     try {
       probe = await this.probeOnce(session, probeAddress);
     } finally {
+      // A server that refused the probe as one too many may count per connection: nobody else gets this one.
+      if (probe! === 'tooMany') session.close();
       lease.release(session);
     }
     if (probe === 'tooMany' || probe === 'dropped') {
       // Refused as one recipient too many, or the session dropped: once more, first thing on a new connection.
-      const got = await this.session([route]);
+      const got = await this.session([route], true);
       if ('failed' in got) return got.failed;
       try {
         probe = await this.probeOnce(got.session, probeAddress);
@@ -343,9 +373,9 @@ export class SmtpProber {
   private async probeOnce(session: SmtpSession, probeAddress: string): Promise<ProbeOutcome> {
     if (session.closed) return 'dropped';
     const { options } = this;
-    const mail = session.mail(options.mailFrom);
-    const rcpt = session.rcpt(probeAddress, { timeoutMs: options.catchAllTimeoutMs });
-    const rset = session.rset();
+    const mail = command(() => session.mail(options.mailFrom));
+    const rcpt = command(() => session.rcpt(probeAddress, { timeoutMs: options.catchAllTimeoutMs }));
+    const rset = command(() => session.rset());
     const settled = Promise.allSettled([mail, rcpt, rset]);
     try {
       const mailReply = await replyOrError(mail);
@@ -359,7 +389,9 @@ export class SmtpProber {
       if (status === 'ServerDoesNotAllowMultipleRecipients') return 'tooMany';
       // A temporary refusal of the probe leaves the verdict open: transient, tried again in a later pass.
       if (reply.code >= 400 && reply.code < 500) return status === 'ServerTemporaryUnavailable' ? status : 'MailboxTemporarilyUnavailable';
-      // Any permanent refusal of a mailbox that cannot exist: the server tells mailboxes apart.
+      // Refusals that are about us, or replies out of place, say nothing about the mailboxes: no verdict.
+      if (PROBE_INCONCLUSIVE.has(status)) return status;
+      // A permanent refusal of a mailbox that cannot exist: the server tells mailboxes apart.
       return 'Success';
     } finally {
       await settled;
@@ -383,6 +415,25 @@ function openFailure(error: unknown): OpenFailure {
     default:
       return { failed: 'SmtpConnectionFailure', fromReply: false };
   }
+}
+
+/** A command's reply promise, with a handler attached at once; a transport that throws becomes a rejection. */
+function command(send: () => Promise<SmtpReply>): Promise<SmtpReply> {
+  let sent: Promise<SmtpReply>;
+  try {
+    sent = send();
+  } catch (error) {
+    sent = Promise.reject(error);
+  }
+  sent.catch(() => {});
+  return sent;
+}
+
+function merge(into: TransactionResult, from: TransactionResult): void {
+  into.accepted.push(...from.accepted);
+  into.alone.push(...from.alone);
+  into.collateral.push(...from.collateral);
+  into.dropped.push(...from.dropped);
 }
 
 async function replyOrError(command: Promise<SmtpReply>): Promise<SmtpReply | Error> {

@@ -27,6 +27,8 @@ export interface Lease {
 
 interface Waiter {
   readonly key: string;
+  /** Wants a connection of its own: never handed a session that earlier work used. */
+  readonly fresh: boolean;
   readonly grant: (lease: Lease) => void;
 }
 
@@ -38,10 +40,13 @@ export class ConnectionSlots {
 
   constructor(private readonly limits: SlotLimits) {}
 
-  /** A slot for the exchanger `key`, when the caps allow; waiters are served in arrival order. */
-  acquire(key: string): Promise<Lease> {
+  /**
+   * A slot for the exchanger `key`, when the caps allow; waiters are served in arrival order. With `fresh`, the lease
+   * never carries a session that earlier work used.
+   */
+  acquire(key: string, options: { fresh?: boolean } = {}): Promise<Lease> {
     return new Promise((grant) => {
-      this.waiters.push({ key, grant });
+      this.waiters.push({ key, fresh: options.fresh === true, grant });
       this.serveWaiters();
     });
   }
@@ -92,7 +97,7 @@ export class ConnectionSlots {
         if (released) return;
         released = true;
         if (live === null || live.closed) return this.free(key);
-        const next = this.waiters.findIndex((w) => w.key === key);
+        const next = this.waiters.findIndex((w) => w.key === key && !w.fresh);
         if (next >= 0) {
           const [waiter] = this.waiters.splice(next, 1);
           return waiter!.grant(this.lease(key, live));

@@ -116,14 +116,26 @@ describe('SMTP rows of decisions.md §6, end to end', () => {
     expect(probes[0]).toBe(probes[1]);
   });
 
+  it('close() cuts the wait before a later pass short: the address keeps the result it has', async () => {
+    lab.reset();
+    const v = verifier({ passes: 3, passDelayMs: 10 * 60_000 });
+    const pending = v.verify('alice@grey-lab.com');
+    while (lab.stats('grey').rcpts === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await v.close();
+    expect((await pending).status).toBe('MailboxTemporarilyUnavailable');
+    expect(v.stats().smtp.openConnections).toBe(0);
+  });
+
   it('High quality retries transient results (3 passes), Standard does not', async () => {
     lab.reset();
     expect(await statusOf('alice@grey-lab.com', { quality: 'High', passDelayMs: 10, smtp: { connectTimeoutMs: 1500 } })).toBe('Success');
   });
 
-  it('421 in the greeting or at RCPT: ServerTemporaryUnavailable', async () => {
+  it('421 in the greeting or at RCPT: ServerTemporaryUnavailable, for the recipients behind it too', async () => {
     expect(await statusOf('alice@busy-lab.com')).toBe('ServerTemporaryUnavailable');
     expect(await statusOf('bye@closing-lab.com')).toBe('ServerTemporaryUnavailable');
+    const entries = await verifyAll(['bye@closing-lab.com', 'alice@closing-lab.com', 'nobody@closing-lab.com']);
+    expect(entries.map((e) => e.status)).toEqual(Array(3).fill('ServerTemporaryUnavailable'));
   });
 
   it('sender refused at MAIL: LocalSenderAddressRejected, and no RCPT is read as a mailbox answer', async () => {
@@ -142,6 +154,12 @@ describe('SMTP rows of decisions.md §6, end to end', () => {
     const sent = lab.transcript('utf8').flat();
     expect(sent.some((line) => line.startsWith('MAIL FROM:<bounce@mailverify-lab.com> SMTPUTF8'))).toBe(true);
     expect(sent).toContain('RCPT TO:<jörg@utf8-lab.com>');
+    // ASCII and non-ASCII recipients of one domain: two transactions, only the second with SMTPUTF8.
+    lab.reset();
+    const mixed = await verifyAll(['alice@utf8-lab.com', 'jörg@utf8-lab.com']);
+    expect(mixed.map((e) => e.status)).toEqual(['Success', 'Success']);
+    const mails = lab.transcript('utf8').flat().filter((line) => line.startsWith('MAIL'));
+    expect(mails.slice(0, 2)).toEqual(['MAIL FROM:<bounce@mailverify-lab.com>', 'MAIL FROM:<bounce@mailverify-lab.com> SMTPUTF8']);
     // SMTPUTF8 offered, but the mailbox refused with 5.6.7 (RFC 6531 §3.6.1).
     expect(await statusOf('jürgen@utf8-lab.com')).toBe('ServerDoesNotSupportInternationalMailboxes');
   });
@@ -291,24 +309,28 @@ describe('a transport of the host application', () => {
   });
 
   // A stand-in for a host's transport with a bug (it throws what the interface does not allow): no real server can
-  // make our own code fail, and the address must still get its one result, without an unhandled rejection.
+  // make our own code fail, and the address must still get its one result, without an unhandled rejection (vitest
+  // fails a run that has one).
   it('with a bug gives UnhandledException, never a rejection', async () => {
-    const base = createNodemailerTransport();
-    const transport: SmtpTransport = {
-      async open(options) {
-        const session = await base.open(options);
-        return Object.assign(Object.create(session) as typeof session, {
-          mail: () => {
-            session.close();
-            throw new Error('transport bug');
-          },
-        });
-      },
+    const buggy = (method: 'mail' | 'rcpt'): SmtpTransport => {
+      const base = createNodemailerTransport();
+      return {
+        async open(options) {
+          const session = await base.open(options);
+          return Object.assign(Object.create(session) as typeof session, {
+            [method]: () => {
+              throw new Error('transport bug');
+            },
+          });
+        },
+      };
     };
-    const entries = await verifyAll(['alice@strict-lab.com', 'bob@catchall-lab.com'], { smtp: { transport } });
-    expect(entries.map((e) => [e.status, e.classification])).toEqual([
-      ['UnhandledException', 'Unknown'],
-      ['UnhandledException', 'Unknown'],
-    ]);
+    for (const method of ['mail', 'rcpt'] as const) {
+      const entries = await verifyAll(['alice@strict-lab.com', 'bob@catchall-lab.com'], { smtp: { transport: buggy(method) } });
+      expect(entries.map((e) => [e.status, e.classification])).toEqual([
+        ['UnhandledException', 'Unknown'],
+        ['UnhandledException', 'Unknown'],
+      ]);
+    }
   });
 });
