@@ -60,6 +60,19 @@ describe('ConnectionSlots', () => {
     expect(slots.openConnections).toBe(0);
   });
 
+  it('never hands a used session to work that asked for a fresh connection', async () => {
+    const slots = new ConnectionSlots({ maxConnections: 10, maxConnectionsPerExchanger: 1 });
+    const first = await slots.acquire('mx1');
+    const fresh = slots.acquire('mx1', { fresh: true });
+    const live = session();
+    first.release(live);
+    const lease = await fresh;
+    expect(lease.session).toBeNull();
+    expect(live.quits).toBe(1);
+    lease.release(null);
+    await slots.idle();
+  });
+
   it('releases once, and idle() waits for the last connection', async () => {
     const slots = new ConnectionSlots({ maxConnections: 1, maxConnectionsPerExchanger: 1 });
     const lease = await slots.acquire('mx1');
