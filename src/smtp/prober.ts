@@ -58,6 +58,13 @@ interface Route {
 /** What ended an attempt to open a session. */
 type OpenFailure = { readonly failed: StatusCode; readonly fromReply: boolean };
 
+/** The recipients of one domain that share a transaction. */
+interface Batch {
+  readonly domain: string;
+  readonly exchangers: readonly MailExchanger[];
+  readonly pending: Pending[];
+}
+
 /** What one transaction left to do. */
 interface TransactionResult {
   /** Accepted by RCPT: they wait for the catch-all verdict. */
@@ -91,8 +98,8 @@ export class SmtpProber {
    * new sender/recipient pair once, so a fresh random local part on each pass would never get past it.
    */
   private readonly probeLocalParts: LRUCache<string, string>;
-  private readonly batches = new Map<string, { exchangers: readonly MailExchanger[]; pending: Pending[] }>();
-  private flushScheduled = false;
+  /** Per domain, the batch that recipients can still join: it has not got its session yet and has room. */
+  private readonly joinable = new Map<string, Batch>();
 
   constructor(private readonly options: ProberOptions) {
     this.slots = new ConnectionSlots(options);
@@ -110,37 +117,34 @@ export class SmtpProber {
     return this.slots.idle();
   }
 
-  /** The SMTP status of one recipient of `domain`, whose usable exchangers are given in preference order. */
+  /**
+   * The SMTP status of one recipient of `domain`, whose usable exchangers are given in preference order.
+   *
+   * Recipients join their domain's batch until it has a session (a connection slot is free and the session open) or
+   * is full; so the busier the exchanger, the more recipients share a transaction.
+   */
   probe(domain: string, exchangers: readonly MailExchanger[], recipient: ProbeRecipient): Promise<StatusCode> {
     return new Promise((resolve) => {
-      let batch = this.batches.get(domain);
+      let batch = this.joinable.get(domain);
       if (batch === undefined) {
-        batch = { exchangers, pending: [] };
-        this.batches.set(domain, batch);
+        batch = { domain, exchangers, pending: [] };
+        this.joinable.set(domain, batch);
+        this.start(batch);
       }
       batch.pending.push({ recipient, resolve, faults: 0 });
-      if (batch.pending.length >= this.options.maxRecipientsPerTransaction) {
-        this.batches.delete(domain);
-        this.start(batch.exchangers, batch.pending);
-      } else if (!this.flushScheduled) {
-        // Recipients of one domain submitted in the same turn of the event loop share a transaction.
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
+      if (batch.pending.length >= this.options.maxRecipientsPerTransaction) this.seal(batch);
     });
   }
 
-  private flush(): void {
-    this.flushScheduled = false;
-    const batches = [...this.batches.values()];
-    this.batches.clear();
-    for (const batch of batches) this.start(batch.exchangers, batch.pending);
+  /** No more recipients join this batch. */
+  private seal(batch: Batch): void {
+    if (this.joinable.get(batch.domain) === batch) this.joinable.delete(batch.domain);
   }
 
-  private start(exchangers: readonly MailExchanger[], pending: Pending[]): void {
-    this.run(exchangers, pending).catch(() => {
+  private start(batch: Batch): void {
+    this.run(batch).catch(() => {
       // A bug of ours: every recipient still waiting gets its one result (a second resolve is ignored).
-      for (const p of pending) p.resolve('UnhandledException');
+      for (const p of batch.pending) p.resolve('UnhandledException');
     });
   }
 
@@ -174,11 +178,17 @@ export class SmtpProber {
     return failure ?? { failed: 'SmtpConnectionFailure', fromReply: false };
   }
 
-  private async run(exchangers: readonly MailExchanger[], pending: Pending[]): Promise<void> {
-    const routes = this.routes(exchangers);
-    let waiting = pending;
-    while (waiting.length > 0) {
+  private async run(batch: Batch): Promise<void> {
+    const routes = this.routes(batch.exchangers);
+    // Recipients submitted in the same turn of the event loop join before anything else happens.
+    await new Promise((resolve) => setImmediate(resolve));
+    let waiting = batch.pending;
+    for (let first = true; waiting.length > 0; first = false) {
       const got = await this.session(routes);
+      if (first) {
+        this.seal(batch);
+        waiting = batch.pending;
+      }
       if ('failed' in got) {
         for (const p of waiting) p.resolve(got.failed);
         return;
