@@ -1,11 +1,11 @@
 // The nodemailer transport against real servers on loopback: smtp-server (exact replies, STARTTLS) and a small raw
 // `node:net` server for what smtp-server cannot do (multi-line and garbage replies, silent or negative greetings,
 // drops, split chunks, bare LF, replies withheld). No mocks: every byte goes through real sockets.
-import { createHook } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { expectNoLeak } from '../lab/leaks.js';
 import { createNodemailerTransport } from '../../src/smtp/nodemailer-transport.js';
 import {
   SmtpTransportError,
@@ -67,35 +67,6 @@ async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<void
 }
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// ---------------------------------------------------------------------------------------------------------------
-// Leak accounting: every socket (client and server side, plain or TLS), pending connect, listening server and
-// timer created while a scenario runs must be destroyed when it ends (async_hooks reports each resource's
-// creation and its destruction: a timer cleared or fired, a handle closed).
-
-const WATCHED = new Set(['TCPWRAP', 'TLSWRAP', 'TCPCONNECTWRAP', 'TCPSERVERWRAP', 'Timeout']);
-
-async function expectNoLeak(scenario: () => Promise<void>, settleMs = 2000): Promise<void> {
-  const live = new Map<number, string>();
-  const hook = createHook({
-    init(id, type) {
-      if (WATCHED.has(type)) live.set(id, type);
-    },
-    destroy(id) {
-      live.delete(id);
-    },
-  });
-  hook.enable();
-  try {
-    await scenario();
-    // Handles are destroyed once libuv has run their close callbacks: allow a moment.
-    const deadline = Date.now() + settleMs;
-    while (live.size > 0 && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
-  } finally {
-    hook.disable();
-  }
-  expect([...live.values()]).toEqual([]);
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // A raw SMTP server: a scripted line handler, a record of every byte and of how lines arrived per read.

@@ -2,6 +2,7 @@
 // servers on loopback (test/lab/mail-lab.ts). Every SMTP row of decisions.md §6, the probe strategy and the faults.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNodemailerTransport, createVerifier, type Entry, type SmtpTransport, type VerifierOptions } from '../../src/index.js';
+import { expectNoLeak } from '../lab/leaks.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 
 let lab: MailLab;
@@ -283,13 +284,21 @@ describe('safety', () => {
     expect(entries.map((e) => e.status)).toEqual(['Success', 'SmtpDialogError', 'Success', 'SmtpDialogError']);
   });
 
-  it('leaves no socket or timer behind', async () => {
-    const before = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length;
-    await verifyAll(['alice@strict-lab.com', 'alice@dropper-lab.com', 'alice@slow-lab.com', 'alice@refused-lab.com', 'x@garbage-lab.com'], {
-      smtp: { commandTimeoutMs: 200 },
+  it('leaves no socket or timer behind, on either side, whatever the faults', async () => {
+    await expectNoLeak(async () => {
+      const entries = await verifyAll(
+        ['alice@strict-lab.com', 'alice@dropper-lab.com', 'alice@slow-lab.com', 'alice@refused-lab.com', 'x@garbage-lab.com', 'a@silent-lab.com'],
+        { smtp: { connectTimeoutMs: 300, commandTimeoutMs: 200 } },
+      );
+      expect(entries.map((e) => e.status)).toEqual([
+        'Success',
+        'SmtpDialogError',
+        'MailboxValidationTimeout',
+        'SmtpConnectionFailure',
+        'SmtpDialogError',
+        'SmtpConnectionTimeout',
+      ]);
     });
-    const after = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length;
-    expect(after).toBeLessThanOrEqual(before);
   });
 });
 
