@@ -35,26 +35,26 @@ export type MailDomain =
 /** Most exchangers considered per domain: bounds the queries a hostile zone can cause. */
 export const MAX_EXCHANGERS = 10;
 
-/** The status of a failed lookup (decisions.md §5), or null when it is an absence of records. */
+/**
+ * Node's DNS error codes (the c-ares codes of `node:dns`) → the status of decisions.md §5. ENODATA (the name exists,
+ * no record of that type) is an absence of records, not a failure: null.
+ */
+const LOOKUP_FAILURES: Readonly<Record<string, DomainStatus | null>> = {
+  ENODATA: null,
+  ENOTFOUND: 'DomainDoesNotExist', // NXDOMAIN
+  ETIMEOUT: 'DnsQueryTimeout', // no answer within the cap (ours or the resolver's)
+  ECANCELLED: 'DnsQueryTimeout', // our deadline cancelled the query
+  ECONNREFUSED: 'DnsConnectionFailure', // socket failures
+  ECONNRESET: 'DnsConnectionFailure',
+  ECONNECTION: 'DnsConnectionFailure',
+  EBADRESP: 'DnsConnectionFailure',
+  EOF: 'DnsConnectionFailure',
+};
+
+/** The status of a failed lookup, or null when it is an absence of records. */
 function failureStatus(code: string): DomainStatus | null {
-  switch (code) {
-    case 'ENODATA':
-      return null;
-    case 'ENOTFOUND':
-      return 'DomainDoesNotExist';
-    case 'ETIMEOUT':
-    case 'ECANCELLED':
-      return 'DnsQueryTimeout';
-    case 'ECONNREFUSED':
-    case 'ECONNRESET':
-    case 'EBADRESP':
-    case 'ECONNECTION':
-    case 'EOF':
-      return 'DnsConnectionFailure';
-    default:
-      // ESERVFAIL/EREFUSED after their retry, EFORMERR, ENOTIMP, EBADNAME...: the domain cannot be resolved.
-      return 'DomainIsMisconfigured';
-  }
+  // Anything else (ESERVFAIL/EREFUSED after their retry, EFORMERR, ENOTIMP, EBADNAME...): the domain cannot be resolved.
+  return Object.hasOwn(LOOKUP_FAILURES, code) ? (LOOKUP_FAILURES[code] as DomainStatus | null) : 'DomainIsMisconfigured';
 }
 
 /** When a host's lookups fail, the most telling status: a transient failure wins over a missing record. */
