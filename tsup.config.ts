@@ -8,8 +8,6 @@ export default defineConfig([
     sourcemap: true,
     clean: true,
     target: 'node20',
-    // ESM-only dependencies are bundled so that the CommonJS build works without require(esm).
-    noExternal: ['p-limit', 'yocto-queue'],
   },
   {
     entry: { cli: 'src/cli/main.ts' },
