@@ -3,9 +3,9 @@
  *
  * Recipients of one domain are batched, up to `maxRecipientsPerTransaction`, until their batch gets a session, into
  * one transaction: MAIL FROM once, the RCPTs (pipelined by the transport when the server advertises PIPELINING), RSET.
- * When a recipient is accepted, a random local part is probed in a transaction of its own to tell a catch-all server;
- * that answer is cached per exchanger and domain. Exchangers (and their addresses) are tried in preference order, moving on when
- * a session cannot be opened. A session that drops mid-dialog leaves the recipients still waiting on it without an
+ * When a recipient is accepted, a random local part is probed in a transaction of its own to tell a catch-all
+ * server; that answer is cached per exchanger and domain. Exchangers (and their addresses) are tried in preference
+ * order, moving on when a session cannot be opened. A session that drops mid-dialog leaves the recipients still waiting on it without an
  * answer; they are tried once more on a new session, then get SmtpDialogError.
  */
 import { randomBytes } from 'node:crypto';
