@@ -10,6 +10,7 @@
 import { providerRuleFor } from '../syntax/provider-rules.js';
 import type { ParseResult } from '../syntax/types.js';
 import { ATEXT } from '../syntax/chars.js';
+import { mailboxName } from '../syntax/local-part.js';
 
 export type Deduplication = 'Off' | 'Safe' | 'Relaxed';
 
@@ -37,11 +38,7 @@ export function deduplicationKey(input: string, parsed: ParseResult, mode: Exclu
  */
 function unquoted(localPart: string): string {
   if (!localPart.startsWith('"')) return localPart;
-  let content = '';
-  for (let i = 1; i < localPart.length - 1; i++) {
-    if (localPart[i] === '\\') i++;
-    content += localPart[i];
-  }
+  const content = mailboxName(localPart);
   return isDotString(content) ? content : `"${content.replace(/["\\]/g, '\\$&')}"`;
 }
 

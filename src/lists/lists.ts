@@ -7,6 +7,7 @@ import { namesOf, type Sourced } from './data/sourced.js';
 import { DISPOSABLE_MAIL_EXCHANGERS, HONEYPOT_MAIL_EXCHANGERS, PARKED_MAIL_EXCHANGERS } from './data/mail-exchangers.js';
 import { RELAY_DOMAINS } from './data/relay-domains.js';
 import { ROLE_LOCAL_PARTS } from './data/role-local-parts.js';
+import { mailboxName } from '../syntax/local-part.js';
 import { DomainSet, normalizeDomain } from './domain-set.js';
 import { disposableDomainData, freeProviderDomainData, usableEntries } from './packages.js';
 
@@ -43,15 +44,13 @@ export interface Lists {
 }
 
 const SEPARATORS = /[._-]/g;
-const QUOTED_PAIR = /\\([\s\S])/g;
 
 /**
  * The form role local parts are compared in: unquoted (`"support"` is the mailbox `support`, RFC 5321 §4.1.2), cut
  * before the first `+` (sub-address tag), lower case, with `.`, `-` and `_` removed (`no-reply` = `noreply`).
  */
 export function roleKey(localPart: string): string {
-  let key = localPart;
-  if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1).replace(QUOTED_PAIR, '$1');
+  let key = mailboxName(localPart);
   const plus = key.indexOf('+');
   if (plus !== -1) key = key.slice(0, plus);
   return key.toLowerCase().replace(SEPARATORS, '');
