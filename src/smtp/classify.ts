@@ -7,7 +7,7 @@
  */
 
 import type { StatusCode } from '../status/catalogue.js';
-import { enhancedCodeOf } from './reply.js';
+import { enhancedCodeOf, isReplyCode } from './reply.js';
 import { PATTERN_KIND_ORDER, firstMatchOfKind, type ReplyPatternKind } from './reply-patterns.js';
 
 /** The command a reply answers. Named so as not to clash with transport.ts's `SmtpPhase`. */
@@ -135,7 +135,7 @@ function explain(phase: SmtpReplyPhase, code: number, rawText: string): SmtpRepl
   ): SmtpReplyExplanation => ({ status, rule, kind, patternId, enhancedCode });
 
   // §6: "a code that is not a valid three-digit reply code, or a reply that cannot be parsed → SmtpDialogError".
-  // RFC 5321 §4.2: first digit 2-5, second 0-5 (reply.ts reads codes the same way; parse failures arrive as code 0).
+  // RFC 5321 §4.2 (isReplyCode, the rule reply.ts parses with; parse failures arrive as code 0).
   if (!isReplyCode(code)) return result('SmtpDialogError', 'malformed');
   // §6: positive only for greeting 220, EHLO/HELO 250, MAIL 250, RCPT 250/251/252; any other 2xx/3xx is a dialog error.
   if (POSITIVE[phase].includes(code)) return result(null, 'positive');
@@ -239,10 +239,6 @@ function firstWording(phase: SmtpReplyPhase, text: string): { kind: ReplyPattern
 }
 
 /** RFC 5321 §4.2: three digits, the first 2-5, the second 0-5. */
-function isReplyCode(code: unknown): code is number {
-  return typeof code === 'number' && Number.isInteger(code) && code >= 200 && code <= 559 && code % 100 < 60;
-}
-
 /** The code and text of whatever was passed; never throws (a getter that throws, a non-object, a non-string text). */
 function readReply(reply: unknown): { code: number; text: string } {
   try {

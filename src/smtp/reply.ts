@@ -29,18 +29,23 @@ function isDigit(c: number): boolean {
   return c >= DIGIT_0 && c <= DIGIT_9;
 }
 
-/** The 3-digit code at the start of a line, or -1; RFC 5321 §4.2: first digit 2-5, second 0-5, third 0-9. */
+/** A valid reply code (RFC 5321 §4.2): three digits, the first 2-5, the second 0-5. */
+export function isReplyCode(code: unknown): code is number {
+  return typeof code === 'number' && Number.isInteger(code) && code >= 200 && code <= 559 && code % 100 < 60;
+}
+
+/** The reply code at the start of a line, or -1. */
 function lineCode(line: string): number {
-  if (line.length < 3) return -1;
-  const a = line.charCodeAt(0) - DIGIT_0;
-  const b = line.charCodeAt(1) - DIGIT_0;
-  const c = line.charCodeAt(2) - DIGIT_0;
-  if (a < 2 || a > 5 || b < 0 || b > 5 || c < 0 || c > 9) return -1;
+  if (line.length < 3 || !isDigit(line.charCodeAt(0)) || !isDigit(line.charCodeAt(1)) || !isDigit(line.charCodeAt(2))) {
+    return -1;
+  }
+  const code = Number(line.slice(0, 3));
+  if (!isReplyCode(code)) return -1;
   if (line.length > 3) {
     const separator = line.charCodeAt(3);
     if (separator !== SPACE && separator !== HYPHEN) return -1;
   }
-  return a * 100 + b * 10 + c;
+  return code;
 }
 
 /**
