@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { classificationOf, type StatusCode } from '../status/catalogue.js';
 import { DnsLookup, type DnsCacheOptions, type DnsStats } from '../dns/lookup.js';
 import { createNodeResolver, type Resolver } from '../dns/resolver.js';
-import { resolveMailDomain, type MailDomain, type MailExchanger } from '../domain/mail-domain.js';
+import { resolveMailDomain, type MailExchanger } from '../domain/mail-domain.js';
 import { hasPublicTopLevel } from '../domain/top-level.js';
 import { createLists, type Lists, type ListsOptions } from '../lists/lists.js';
 import { classifyAddress } from '../net/ip-ranges.js';
@@ -227,6 +227,8 @@ function createProber(options: VerifierOptions, quality: { timeoutMs: number }):
   });
 }
 
+type ParseWithPositions = ReturnType<typeof parseWithPositions>;
+
 /** The waits between passes, which `close()` cuts short. */
 class PassDelays {
   private readonly waiting = new Map<NodeJS.Timeout, () => void>();
@@ -266,8 +268,9 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const suggester: Suggester | null = options.suggestions === false ? null : createSuggester();
   const classify = (status: StatusCode): string => options.classifications?.[status] ?? classificationOf(status);
 
-  async function run(input: string, index: number): Promise<Entry> {
-    const { result: parsed, domainStart } = parseWithPositions(input);
+  /** `parse`: the input's parse when the caller has it already (deduplication parses first). */
+  async function run(input: string, index: number, parse?: ParseWithPositions): Promise<Entry> {
+    const { result: parsed, domainStart } = parse ?? parseWithPositions(input);
     const entry = entryFromParse(index, input, parsed);
     if (!parsed.ok) return { ...entry, classification: classify(parsed.status) };
 
@@ -296,8 +299,8 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const inFlight = new Set<Promise<Entry>>();
 
   /** Never rejects: a bug of ours still gives the address its one result (decisions.md §6). */
-  function safeRun(input: string, index: number): Promise<Entry> {
-    const running = run(input, index).catch((): Entry => {
+  function safeRun(input: string, index: number, parse?: ParseWithPositions): Promise<Entry> {
+    const running = run(input, index, parse).catch((): Entry => {
       const status = 'UnhandledException';
       return { index, inputData: input, classification: classify(status), status, completedOn: new Date().toISOString() };
     });
@@ -332,11 +335,12 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     firstByKey: Map<string, { index: number; entry: Promise<Entry> }>,
   ): Promise<Entry> {
     if (mode === 'Off') return safeRun(input, index);
-    const { result: parsed } = parseWithPositions(input);
+    const parse = parseWithPositions(input);
+    const parsed = parse.result;
     const key = deduplicationKey(input, parsed, mode);
     const first = firstByKey.get(key);
     if (first === undefined) {
-      const entry = safeRun(input, index);
+      const entry = safeRun(input, index, parse);
       firstByKey.set(key, { index, entry });
       return entry;
     }
@@ -404,7 +408,9 @@ interface StageContext {
 class Stages {
   readonly isLiteral: boolean;
   hasMx = false;
-  mailDomain: MailDomain | null = null;
+  /** Step 5's answers, known from the start (they set the flags too). */
+  private readonly disposable: boolean;
+  private readonly relay: boolean;
 
   constructor(
     private readonly parsed: ParsedAddress,
@@ -413,9 +419,11 @@ class Stages {
   ) {
     this.isLiteral = parsed.domainPart.startsWith('[');
     const domain = parsed.asciiDomainPart;
+    this.disposable = !this.isLiteral && lists.isDisposableDomain(domain);
+    this.relay = !this.isLiteral && lists.isRelayDomain(domain);
     entry.isRoleAccount = lists.isRoleAccount(parsed.localPart);
     entry.isFreeEmailAddress = !this.isLiteral && lists.isFreeProvider(domain);
-    entry.isDisposableEmailAddress = !this.isLiteral && (lists.isDisposableDomain(domain) || lists.isRelayDomain(domain));
+    entry.isDisposableEmailAddress = this.disposable || this.relay;
   }
 
   async run(checks: Checks, context: StageContext): Promise<{ status: StatusCode; extra?: Partial<Entry> }> {
@@ -433,13 +441,12 @@ class Stages {
     // Step 3: no DNS query for a name that cannot exist.
     if (!hasPublicTopLevel(domain)) return { status: 'DomainDoesNotExist' };
     // Step 5: disposable domains, then relay services.
-    if (this.lists.isDisposableDomain(domain)) return { status: 'DomainIsWellKnownDea' };
-    if (this.lists.isRelayDomain(domain)) return { status: 'MailboxIsDea' };
+    if (this.disposable) return { status: 'DomainIsWellKnownDea' };
+    if (this.relay) return { status: 'MailboxIsDea' };
     if (checks === 'syntax') return { status: 'Success' };
 
     // Step 6: DNS.
     const mailDomain = await resolveMailDomain(context.dns, domain, { allowPrivateAddresses: context.allowPrivateAddresses });
-    this.mailDomain = mailDomain;
     this.hasMx = mailDomain.hasMx;
     if (mailDomain.status !== null) return { status: mailDomain.status };
 
