@@ -207,7 +207,7 @@ export class SmtpProber {
       if (accepted.length > 0) {
         // The catch-all verdict takes over the lease (it may need a connection of its own).
         const resolveAll = (status: StatusCode) => accepted.forEach((p) => p.resolve(status));
-        this.verdict(route, lease, session, domainOf(accepted[0]!.recipient.address)).then(resolveAll, () => resolveAll('UnhandledException'));
+        this.verdict(route, lease, session, batch.domain).then(resolveAll, () => resolveAll('UnhandledException'));
       } else {
         lease.release(session);
       }
@@ -271,18 +271,13 @@ export class SmtpProber {
     return result;
   }
 
-  /** MAIL FROM, the RCPTs, RSET, issued together (the transport pipelines them only under PIPELINING, RFC 2920). */
+  /** The real recipients' transaction (see `issue`), read reply by reply. */
   private async transaction(session: SmtpSession, recipients: Pending[]): Promise<TransactionResult> {
     const result: TransactionResult = { accepted: [], alone: [], collateral: [], dropped: [] };
     if (recipients.length === 0) return result;
-    const { options } = this;
     const parameters = recipients.some((p) => p.recipient.international) ? ['SMTPUTF8'] : [];
-    // Every promise gets a handler at once, so a failed session (or a transport that throws) leaves no unhandled
-    // rejection behind.
-    const mail = command(() => session.mail(options.mailFrom, parameters));
-    const rcpts = recipients.map((p) => command(() => session.rcpt(p.recipient.address, { timeoutMs: options.commandTimeoutMs })));
-    const rset = command(() => session.rset());
-    const settled = Promise.allSettled([mail, ...rcpts, rset]);
+    const addresses = recipients.map((p) => p.recipient.address);
+    const { mail, rcpts, settled } = this.issue(session, parameters, addresses, this.options.commandTimeoutMs);
     try {
       const mailReply = await replyOrError(mail);
       if (mailReply instanceof Error) {
@@ -379,14 +374,23 @@ export class SmtpProber {
     return probe;
   }
 
+  /**
+   * MAIL FROM, one RCPT per address (each waiting `rcptTimeoutMs` for its reply), RSET: issued together, the
+   * transport writes them at once only under PIPELINING (RFC 2920). Every promise has a handler from the start, so a
+   * failed session, or a transport that throws, leaves no unhandled rejection; `settled` resolves when all are done.
+   */
+  private issue(session: SmtpSession, parameters: readonly string[], addresses: readonly string[], rcptTimeoutMs: number) {
+    const mail = command(() => session.mail(this.options.mailFrom, parameters));
+    const rcpts = addresses.map((address) => command(() => session.rcpt(address, { timeoutMs: rcptTimeoutMs })));
+    const rset = command(() => session.rset());
+    return { mail, rcpts, settled: Promise.allSettled([mail, ...rcpts, rset]) };
+  }
+
   /** One probe transaction; 'tooMany' or 'dropped' when it must be tried again on a new connection. */
   private async probeOnce(session: SmtpSession, probeAddress: string): Promise<ProbeOutcome> {
     if (session.closed) return 'dropped';
-    const { options } = this;
-    const mail = command(() => session.mail(options.mailFrom));
-    const rcpt = command(() => session.rcpt(probeAddress, { timeoutMs: options.catchAllTimeoutMs }));
-    const rset = command(() => session.rset());
-    const settled = Promise.allSettled([mail, rcpt, rset]);
+    const { mail, rcpts, settled } = this.issue(session, [], [probeAddress], this.options.catchAllTimeoutMs);
+    const rcpt = rcpts[0]!;
     try {
       const mailReply = await replyOrError(mail);
       if (mailReply instanceof Error) return timedOut(mailReply) ? 'CatchAllValidationTimeout' : 'dropped';
@@ -455,8 +459,6 @@ async function replyOrError(command: Promise<SmtpReply>): Promise<SmtpReply | Er
 }
 
 const timedOut = (error: Error): boolean => error instanceof SmtpTransportError && error.code === 'ETIMEDOUT';
-
-const domainOf = (address: string): string => address.slice(address.lastIndexOf('@') + 1);
 
 /** A local part that no real mailbox has: 20 random base-32 characters. */
 export function randomLocalPart(): string {
