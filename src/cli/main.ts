@@ -1,7 +1,7 @@
 /**
  * The `mailverify` command.
  *
- *   mailverify check [file|-] [--checks syntax|dns|smtp] [--dns-server IP[:PORT]]... [--concurrency N]
+ *   mailverify check [file|-] [--checks syntax|dns|smtp] [--dns-server IP[:PORT]]... [--max-connections N]
  *                    [--helo-name NAME] [--mail-from ADDRESS] [--smtp-port N] [--quality Standard|High|Extreme]
  *                    [--deduplication Off|Safe|Relaxed] [--input text|csv] [--column N] [--delimiter C] [--header]
  *                    [--output jsonl|csv]
@@ -33,7 +33,8 @@ Options:
                           let exchangers and literals on private, loopback or link-local addresses be
                           used (off by default: a hostile MX record could point inside your network)
   --dns-server IP[:PORT]  DNS server to ask instead of the system's (repeatable)
-  --concurrency N         addresses verified at the same time (default 10)
+  --max-connections N     SMTP connections open at once (default 50); addresses are grouped by mail
+                          exchanger, so one connection serves many of them
   --deduplication MODE    Off (default), Safe or Relaxed: later copies of an address are Duplicate
   --input text|csv        input format (default: csv for *.csv files, text otherwise)
   --column N              zero-based CSV column holding the address (default 0)
@@ -65,7 +66,7 @@ interface CheckOptions {
   quality: Quality | undefined;
   allowPrivateAddresses: boolean;
   dnsServers: string[] | undefined;
-  concurrency: number;
+  maxConnections: number | undefined;
   deduplication: Deduplication;
   input: 'text' | 'csv';
   column: number;
@@ -86,7 +87,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
       'smtp-port': { type: 'string' },
       quality: { type: 'string' },
       'allow-private-addresses': { type: 'boolean', default: false },
-      concurrency: { type: 'string', default: '10' },
+      'max-connections': { type: 'string' },
       deduplication: { type: 'string', default: 'Off' },
       input: { type: 'string' },
       column: { type: 'string', default: '0' },
@@ -111,8 +112,10 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   if (quality !== undefined && !['Standard', 'High', 'Extreme'].includes(quality)) {
     throw new UsageError(`--quality must be Standard, High or Extreme, got ${quality}`);
   }
-  const concurrency = Number(values.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency must be a positive integer, got ${values.concurrency}`);
+  const maxConnections = values['max-connections'] === undefined ? undefined : Number(values['max-connections']);
+  if (maxConnections !== undefined && !(Number.isInteger(maxConnections) && maxConnections > 0)) {
+    throw new UsageError(`--max-connections must be a positive integer, got ${values['max-connections']}`);
+  }
   const deduplication = values.deduplication as Deduplication;
   if (!DEDUPLICATION_MODES.includes(deduplication)) {
     throw new UsageError(`--deduplication must be one of ${DEDUPLICATION_MODES.join(', ')}, got ${values.deduplication}`);
@@ -126,7 +129,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   }
   if (values.delimiter.length !== 1) throw new UsageError(`--delimiter must be one character`);
   const dnsServers = values['dns-server'];
-  return { source, checks, heloName: values['helo-name'], mailFrom: values['mail-from'], smtpPort, quality, allowPrivateAddresses: values['allow-private-addresses'], dnsServers, concurrency, deduplication, input, column, delimiter: values.delimiter, header: values.header, output: values.output };
+  return { source, checks, heloName: values['helo-name'], mailFrom: values['mail-from'], smtpPort, quality, allowPrivateAddresses: values['allow-private-addresses'], dnsServers, maxConnections, deduplication, input, column, delimiter: values.delimiter, header: values.header, output: values.output };
 }
 
 /** The addresses of the input, in order: lines of a text file, or one column of each CSV record. */
@@ -176,12 +179,13 @@ async function check(options: CheckOptions): Promise<void> {
       mailFrom: options.mailFrom,
       quality: options.quality,
       allowPrivateAddresses: options.allowPrivateAddresses,
-      smtp: { port: options.smtpPort },
+      smtp: { port: options.smtpPort, maxConnections: options.maxConnections },
     }),
   );
   const entries = verifier.verifyMany(readAddresses(options), {
-    concurrency: options.concurrency,
     deduplication: options.deduplication,
+    // A file's results line up with its lines.
+    order: 'input',
   });
   for await (const entry of entries) {
     const line = formatEntry(entry, options.output) + '\n';

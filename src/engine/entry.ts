@@ -1,6 +1,6 @@
 /** The per-address result: the fields of the service's "Job entry (2.x)", plus the classification. */
-import { classificationOf, type Classification, type StatusCode } from '../status/catalogue.js';
-import type { ParseResult } from '../syntax/types.js';
+import type { Classification, StatusCode } from '../status/catalogue.js';
+import type { ParsedAddress } from '../syntax/types.js';
 
 export interface Entry {
   /** Zero-based position of the entry in its batch. */
@@ -49,39 +49,54 @@ export const ENTRY_FIELDS = [
   'completedOn',
 ] as const satisfies readonly (keyof Entry)[];
 
-/** The entry fields a syntax check fills; `status` is Success for a parsed address. */
-export function entryFromParse(index: number, inputData: string, parsed: ParseResult, now = new Date()): Entry {
-  const completedOn = now.toISOString();
-  if (!parsed.ok) {
-    return {
-      index,
-      inputData,
-      classification: classificationOf(parsed.status),
-      status: parsed.status,
-      syntaxFailureIndex: parsed.syntaxFailureIndex,
-      completedOn,
-    };
-  }
-  return {
-    index,
-    inputData,
-    classification: classificationOf('Success'),
-    status: 'Success',
-    emailAddress: parsed.emailAddress,
-    emailAddressLocalPart: parsed.localPart,
-    emailAddressDomainPart: parsed.domainPart,
-    asciiEmailAddressDomainPart: parsed.asciiDomainPart,
-    hasInternationalMailboxName: parsed.hasInternationalMailboxName,
-    hasInternationalDomainName: parsed.hasInternationalDomainName,
-    completedOn,
-  };
+/** What an entry is built from; absent parts are left out of it. */
+export interface EntryParts {
+  index: number;
+  inputData: string;
+  status: StatusCode;
+  classification: string;
+  parsed?: ParsedAddress;
+  flags?: { isDisposableEmailAddress: boolean; isRoleAccount: boolean; isFreeEmailAddress: boolean };
+  syntaxFailureIndex?: number;
+  suggestions?: string[];
+  custom?: string;
+  duplicateOf?: number;
 }
 
-/** The entry with its fields in the service's order (ENTRY_FIELDS), absent fields left out. */
-export function orderedEntry(entry: Entry): Entry {
-  const ordered: Record<string, unknown> = {};
-  for (const field of ENTRY_FIELDS) {
-    if (entry[field] !== undefined) ordered[field] = entry[field];
+/** An entry with its fields in the service's order (ENTRY_FIELDS), absent fields left out. */
+export function makeEntry(parts: EntryParts): Entry {
+  const entry = { index: parts.index, inputData: parts.inputData, classification: parts.classification, status: parts.status } as Entry;
+  const { parsed, flags } = parts;
+  if (parsed !== undefined) {
+    entry.emailAddress = parsed.emailAddress;
+    entry.emailAddressLocalPart = parsed.localPart;
+    entry.emailAddressDomainPart = parsed.domainPart;
+    entry.asciiEmailAddressDomainPart = parsed.asciiDomainPart;
+    entry.hasInternationalMailboxName = parsed.hasInternationalMailboxName;
+    entry.hasInternationalDomainName = parsed.hasInternationalDomainName;
   }
-  return ordered as unknown as Entry;
+  if (flags !== undefined) {
+    entry.isDisposableEmailAddress = flags.isDisposableEmailAddress;
+    entry.isRoleAccount = flags.isRoleAccount;
+    entry.isFreeEmailAddress = flags.isFreeEmailAddress;
+  }
+  if (parts.syntaxFailureIndex !== undefined) entry.syntaxFailureIndex = parts.syntaxFailureIndex;
+  if (parts.suggestions !== undefined && parts.suggestions.length > 0) entry.suggestions = parts.suggestions;
+  if (parts.custom !== undefined) entry.custom = parts.custom;
+  if (parts.duplicateOf !== undefined) entry.duplicateOf = parts.duplicateOf;
+  entry.completedOn = isoNow();
+  return entry;
+}
+
+let lastMs = -1;
+let lastIso = '';
+
+/** The current time in ISO 8601; entries finished in the same millisecond share the string. */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }

@@ -366,6 +366,7 @@ class NodemailerSession implements SmtpSession {
   readonly secure: boolean;
   private isClosed = false;
   private quitting = false;
+  private closedBy: SmtpTransportError | undefined;
   private readonly pipelining: boolean;
   private readonly commandTimeoutMs: number;
   /** Commands in order: those written and waiting for their reply, then (without PIPELINING) those not yet written. */
@@ -386,6 +387,10 @@ class NodemailerSession implements SmtpSession {
 
   get closed(): boolean {
     return this.isClosed;
+  }
+
+  get failure(): SmtpTransportError | undefined {
+    return this.closedBy;
   }
 
   mail(from: string, parameters: readonly string[] = [], options?: SmtpCommandOptions): Promise<SmtpReply> {
@@ -424,14 +429,19 @@ class NodemailerSession implements SmtpSession {
     this.shutdown('the session was closed');
   }
 
-  /** nodemailer's 'error' after the open: a drop, its idle timeout, an unsolicited reply. */
+  /**
+   * nodemailer's 'error' after the open: a drop, its idle timeout, or (code EPROTOCOL, "Unexpected Response") a
+   * reply that came when no command was waiting for it.
+   */
   onConnectionError(error: unknown): void {
-    this.shutdown(`the connection failed: ${messageOf(error)}`);
+    const reason = `the connection failed: ${messageOf(error)}`;
+    const outOfStep = (error as NodemailerErrorFields | null)?.code === 'EPROTOCOL';
+    this.shutdown(reason, new SmtpTransportError(outOfStep ? 'EPROTOCOL' : 'ECLOSED', 'command', reason));
   }
 
   /** nodemailer's 'end': the connection is gone (the server closed it, after a 421 reply, or we did). */
   onConnectionEnd(): void {
-    this.shutdown('the connection closed');
+    this.shutdown('the connection closed', new SmtpTransportError('ECLOSED', 'command', 'the connection closed'));
   }
 
   private command(verb: string, line: string, options: SmtpCommandOptions | undefined): Promise<SmtpReply> {
@@ -479,27 +489,35 @@ class NodemailerSession implements SmtpSession {
     const reply = parseReply(error || raw === undefined ? '' : raw);
     if (reply.code === 0) {
       // A reply we cannot read leaves us unable to tell which reply belongs to which command: stop here.
-      command.reject(new SmtpTransportError('EPROTOCOL', 'command', `${command.verb}: unparseable reply`, reply));
-      return this.shutdown('the session was closed after an unparseable reply');
+      const error = new SmtpTransportError('EPROTOCOL', 'command', `${command.verb}: unparseable reply`, reply);
+      command.reject(error);
+      return this.shutdown('the session was closed after an unparseable reply', error);
     }
     command.resolve(reply);
-    this.advance();
+    if (this.pipelining) return this.advance();
+    // Lock-step: the next command goes out only once nodemailer has read what is already received (it reads one
+    // reply per turn of the event loop). A second reply in the same packet then finds no command waiting and is seen
+    // for what it is (an EPROTOCOL failure), instead of being taken as the next command's answer.
+    setImmediate(() => setImmediate(() => this.advance()));
   }
 
   private onTimeout(command: PendingCommand): void {
     if (this.isClosed) return;
     const index = this.queue.indexOf(command);
     if (index >= 0) this.queue.splice(index, 1);
-    command.reject(
-      new SmtpTransportError('ETIMEDOUT', 'command', `${command.verb}: no reply within ${command.timeoutMs} ms`),
-    );
-    this.shutdown(`the session was closed after ${command.verb} timed out`);
+    const error = new SmtpTransportError('ETIMEDOUT', 'command', `${command.verb}: no reply within ${command.timeoutMs} ms`);
+    command.reject(error);
+    this.shutdown(`the session was closed after ${command.verb} timed out`, error);
   }
 
-  /** Closes once: every pending or queued command fails with ECLOSED, every timer is cleared, the sockets go. */
-  private shutdown(reason: string): void {
+  /**
+   * Closes once: every pending or queued command fails with ECLOSED, every timer is cleared, the sockets go.
+   * `failure`: what closed it, unless we did (quit, close).
+   */
+  private shutdown(reason: string, failure?: SmtpTransportError): void {
     if (this.isClosed) return;
     this.isClosed = true;
+    if (!this.quitting) this.closedBy = failure;
     const pending = this.queue.splice(0);
     for (const command of pending) {
       clearTimeout(command.timer);

@@ -1,12 +1,18 @@
 /**
- * The SMTP stage (decisions.md §6): mailbox and catch-all probing with RCPT TO, never DATA.
+ * The SMTP stage (decisions.md §6, §12): mailbox and catch-all probing with RCPT TO, never DATA.
  *
- * Recipients of one domain are batched, up to `maxRecipientsPerTransaction`, until their batch gets a session, into
- * one transaction: MAIL FROM once, the RCPTs (pipelined by the transport when the server advertises PIPELINING), RSET.
- * When a recipient is accepted, a random local part is probed in a transaction of its own to tell a catch-all
- * server; that answer is cached per exchanger and domain. Exchangers (and their addresses) are tried in preference
- * order, moving on when a session cannot be opened. A session that drops mid-dialog leaves the recipients still waiting on it without an
- * answer; they are tried once more on a new session, then get SmtpDialogError.
+ * Work is grouped by mail exchanger address. Every recipient waits in the queue of the address it is routed to, with
+ * the recipients of every other domain and batch that use the same exchanger; a session opened for that address
+ * drains the queue in rounds. A round is written at once (the transport pipelines it when the server offers
+ * PIPELINING, RFC 2920): for each domain, transactions of up to `maxRecipientsPerTransaction` real recipients (MAIL
+ * FROM, the RCPTs, RSET), and the catch-all probes that earlier rounds called for, one per exchanger and domain, each
+ * in a transaction of its own. A session takes round after round while its queue has work, then ends with QUIT.
+ *
+ * A round's replies count only when they are in step: every command answered, each RSET with 2xx, and no reply
+ * without a command waiting for it. Otherwise the round is void and its recipients are tried once more on a new
+ * connection before they get SmtpDialogError; no verdict comes from a dialog out of step. A server that stops
+ * answering costs one timeout for everything it left unanswered. Exchanger addresses are tried in preference order
+ * when a session cannot be opened (failover).
  */
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -14,7 +20,7 @@ import type { MailExchanger } from '../domain/mail-domain.js';
 import type { StatusCode } from '../status/catalogue.js';
 import { classifySmtpReply } from './classify.js';
 import type { SmtpReply } from './reply.js';
-import { ConnectionSlots, type Lease, type SlotLimits } from './slots.js';
+import { ConnectionSlots, type SlotLimits } from './slots.js';
 import { SmtpTransportError, type SmtpSession, type SmtpTransport } from './transport.js';
 
 export interface ProberOptions extends SlotLimits {
@@ -29,7 +35,7 @@ export interface ProberOptions extends SlotLimits {
   /** The reply to the catch-all probe's RCPT. */
   catchAllTimeoutMs: number;
   maxRecipientsPerTransaction: number;
-  /** Most exchanger addresses tried for one batch (failover). */
+  /** Most exchanger addresses tried for one recipient (failover). */
   maxAttemptsPerDomain: number;
   tls: { starttls: boolean; rejectUnauthorized: boolean };
   /** How long a catch-all answer is kept per exchanger and domain. */
@@ -43,11 +49,20 @@ export interface ProbeRecipient {
   readonly international: boolean;
 }
 
-interface Pending {
+/** The work of one caller (a batch): its priority, and whether it was withdrawn. */
+export interface ProbeOwner {
+  /** 0–255; higher-priority work gets free connections, and places in a round, first. */
+  readonly priority: number;
+  readonly withdrawn: boolean;
+}
+
+export interface ProbeRequest {
+  /** The recipient's ASCII domain. */
+  readonly domain: string;
+  /** Its usable exchangers, in preference order. */
+  readonly exchangers: readonly MailExchanger[];
   readonly recipient: ProbeRecipient;
-  readonly resolve: (status: StatusCode) => void;
-  /** Sessions that dropped under this recipient before it had an answer. */
-  faults: number;
+  readonly owner: ProbeOwner;
 }
 
 interface Route {
@@ -58,23 +73,66 @@ interface Route {
 /** What ended an attempt to open a session. */
 type OpenFailure = { readonly failed: StatusCode; readonly fromReply: boolean };
 
-/** The recipients of one domain that share a transaction. */
-interface Batch {
-  readonly domain: string;
-  readonly exchangers: readonly MailExchanger[];
-  readonly pending: Pending[];
+/** A recipient on its way through the queues. */
+interface Pending {
+  readonly request: ProbeRequest;
+  readonly routes: readonly Route[];
+  readonly resolve: (status: StatusCode | null) => void;
+  routeIndex: number;
+  /** The most telling failure to open a session so far (failover). */
+  openFailure: OpenFailure | null;
+  /** Rounds voided, or sessions dropped, at this recipient: one retry, then SmtpDialogError. */
+  faults: number;
+  /** Sessions lost at another recipient before this one had its answer: retried, a few times. */
+  collateral: number;
+  /** Refused as one recipient too many (452 4.5.3) behind others: goes alone in a transaction. */
+  alone: boolean;
+  settled: boolean;
 }
 
-/** What one transaction left to do. */
-interface TransactionResult {
-  /** Accepted by RCPT: they wait for the catch-all verdict. */
-  accepted: Pending[];
-  /** Refused with 4.5.3 as one recipient too many: they go one per transaction. */
-  alone: Pending[];
-  /** Left without an answer by another recipient's timeout: tried again, at no cost. */
-  collateral: Pending[];
-  /** Left without an answer by a dropped or garbled session. */
-  dropped: Pending[];
+/** The catch-all question for one exchanger and domain, and the accepted recipients waiting for its answer. */
+interface CatchAllCheck {
+  readonly key: string;
+  readonly route: Route;
+  readonly probeAddress: string;
+  readonly waiters: Pending[];
+  /** Attempts that ended in a drop, a void round or a 4.5.3: one more, first thing on a new connection. */
+  retries: number;
+  /** Must be the first transaction of a new connection. */
+  fresh: boolean;
+}
+
+/** The work waiting for one exchanger address. */
+interface RouteQueue {
+  readonly address: string;
+  recipients: Pending[];
+  checks: CatchAllCheck[];
+  /** Sessions asked for, opening or open. */
+  sessions: number;
+  /** Of those, the ones that have not taken their first round yet (a fresh check can still go there). */
+  starting: number;
+  /** Sessions open now. */
+  live: number;
+  /** Rounds under way, with their sessions (closed when all their work was withdrawn). */
+  readonly rounds: Set<Round>;
+}
+
+type Transaction =
+  | { readonly kind: 'real'; readonly recipients: Pending[]; readonly parameters: readonly string[] }
+  | { readonly kind: 'probe'; readonly check: CatchAllCheck };
+
+interface Round {
+  readonly session: SmtpSession;
+  readonly transactions: Transaction[];
+}
+
+/** The replies one transaction got, up to the first command that failed. */
+interface Reading {
+  mail: SmtpReply | null;
+  rcpts: SmtpReply[];
+  rset: SmtpReply | null;
+  /** The failure that ended the reading: at MAIL, at the RCPT after the ones in `rcpts`, or at RSET. */
+  error: Error | null;
 }
 
 /** Answers to the probe that leave the catch-all question open; they are not cached. */
@@ -84,11 +142,12 @@ const PROBE_INCONCLUSIVE: ReadonlySet<StatusCode> = new Set<StatusCode>([
   'LocalSenderAddressRejected',
 ]);
 
-/** A catch-all probe's answer; 'tooMany' and 'dropped' call for one more try on a new connection. */
-type ProbeOutcome = StatusCode | 'tooMany' | 'dropped';
-
-/** A dropped session is tried once more before the recipients get SmtpDialogError (decisions.md §6). */
-const SESSION_FAULT_RETRIES = 1;
+/** A session lost at a recipient is tried once more before it gets SmtpDialogError (decisions.md §6). */
+const FAULT_RETRIES = 1;
+/** Sessions lost at other recipients that one recipient is carried through before it gets SmtpDialogError. */
+const COLLATERAL_RETRIES = 3;
+/** Transactions of real recipients in one round: bounds what is written at once. */
+const TRANSACTIONS_PER_ROUND = 10;
 
 export class SmtpProber {
   private readonly slots: ConnectionSlots;
@@ -98,8 +157,9 @@ export class SmtpProber {
    * new sender/recipient pair once, so a fresh random local part on each pass would never get past it.
    */
   private readonly probeLocalParts: LRUCache<string, string>;
-  /** Per domain, the batch that recipients can still join: it has not got its session yet and has room. */
-  private readonly joinable = new Map<string, Batch>();
+  private readonly queues = new Map<string, RouteQueue>();
+  /** Catch-all checks asked for and not answered yet, by exchanger and domain. */
+  private readonly checks = new Map<string, CatchAllCheck>();
 
   constructor(private readonly options: ProberOptions) {
     this.slots = new ConnectionSlots(options);
@@ -118,34 +178,46 @@ export class SmtpProber {
   }
 
   /**
-   * The SMTP status of one recipient of `domain`, whose usable exchangers are given in preference order.
-   *
-   * Recipients join their domain's batch until it has a session (a connection slot is free and the session open) or
-   * is full; so the busier the exchanger, the more recipients share a transaction.
+   * The SMTP status of one recipient, or null if its owner withdrew it first (see `withdraw`). Never rejects: a bug
+   * of ours gives UnhandledException.
    */
-  probe(domain: string, exchangers: readonly MailExchanger[], recipient: ProbeRecipient): Promise<StatusCode> {
+  probe(request: ProbeRequest): Promise<StatusCode | null> {
     return new Promise((resolve) => {
-      let batch = this.joinable.get(domain);
-      if (batch === undefined) {
-        batch = { domain, exchangers, pending: [] };
-        this.joinable.set(domain, batch);
-        this.start(batch);
+      const routes = this.routes(request.exchangers);
+      const pending: Pending = {
+        request,
+        routes,
+        resolve,
+        routeIndex: 0,
+        openFailure: null,
+        faults: 0,
+        collateral: 0,
+        alone: false,
+        settled: false,
+      };
+      if (routes.length === 0) return this.settle(pending, 'SmtpConnectionFailure');
+      this.enqueue(pending);
+    });
+  }
+
+  /**
+   * Drops the waiting work of an owner that has been withdrawn (its `withdrawn` is now true): its recipients resolve
+   * with null, and sessions whose round carries nothing else are closed at once.
+   */
+  withdraw(owner: ProbeOwner): void {
+    const mine = (p: Pending) => p.request.owner === owner;
+    for (const check of this.checks.values()) check.waiters.filter(mine).forEach((p) => this.settle(p, null));
+    for (const queue of [...this.queues.values()]) {
+      queue.recipients.filter(mine).forEach((p) => this.settle(p, null));
+      queue.recipients = queue.recipients.filter((p) => !p.settled);
+      queue.checks = queue.checks.filter((check) => check.waiters.some((p) => !p.settled));
+      for (const round of queue.rounds) {
+        for (const p of roundRecipients(round)) if (mine(p)) this.settle(p, null);
+        if (!roundHasLiveWork(round)) round.session.close();
       }
-      batch.pending.push({ recipient, resolve, faults: 0 });
-      if (batch.pending.length >= this.options.maxRecipientsPerTransaction) this.seal(batch);
-    });
-  }
-
-  /** No more recipients join this batch. */
-  private seal(batch: Batch): void {
-    if (this.joinable.get(batch.domain) === batch) this.joinable.delete(batch.domain);
-  }
-
-  private start(batch: Batch): void {
-    this.run(batch).catch(() => {
-      // A bug of ours: every recipient still waiting gets its one result (a second resolve is ignored).
-      for (const p of batch.pending) p.resolve('UnhandledException');
-    });
+      if (queue.recipients.length === 0 && queue.checks.length === 0 && queue.sessions === 0) this.queues.delete(queue.address);
+    }
+    for (const [key, check] of this.checks) if (!check.waiters.some((p) => !p.settled)) this.checks.delete(key);
   }
 
   /** Routes in preference order: each exchanger's addresses, as many as the attempt budget allows. */
@@ -157,65 +229,109 @@ export class SmtpProber {
     return routes.slice(0, this.options.maxAttemptsPerDomain);
   }
 
-  /** A session on the first route that opens, or the status that the failures to open give. */
-  private async session(
-    routes: Route[],
-    fresh = false,
-  ): Promise<{ route: Route; lease: Lease; session: SmtpSession } | OpenFailure> {
-    let failure: OpenFailure | null = null;
-    for (const route of routes) {
-      const lease = await this.slots.acquire(route.address, { fresh });
-      if (lease.session !== null) return { route, lease, session: lease.session };
-      const opened = await this.open(route);
-      if ('failed' in opened) {
-        lease.release(null);
-        // A negative reply says more than a refused connection; otherwise the most preferred exchanger's failure.
-        if (failure === null || (opened.fromReply && !failure.fromReply)) failure = opened;
-        continue;
-      }
-      return { route, lease, session: opened };
-    }
-    return failure ?? { failed: 'SmtpConnectionFailure', fromReply: false };
+  private settle(pending: Pending, status: StatusCode | null): void {
+    if (pending.settled) return;
+    pending.settled = true;
+    pending.resolve(status);
   }
 
-  private async run(batch: Batch): Promise<void> {
-    const routes = this.routes(batch.exchangers);
-    // Recipients submitted in the same turn of the event loop join before anything else happens.
-    await new Promise((resolve) => setImmediate(resolve));
-    let waiting = batch.pending;
-    for (let first = true; waiting.length > 0; first = false) {
-      const got = await this.session(routes);
-      if (first) {
-        this.seal(batch);
-        waiting = batch.pending;
-      }
-      if ('failed' in got) {
-        for (const p of waiting) p.resolve(got.failed);
+  private queue(address: string): RouteQueue {
+    let queue = this.queues.get(address);
+    if (queue === undefined) {
+      queue = { address, recipients: [], checks: [], sessions: 0, starting: 0, live: 0, rounds: new Set() };
+      this.queues.set(address, queue);
+    }
+    return queue;
+  }
+
+  private enqueue(pending: Pending): void {
+    if (pending.request.owner.withdrawn) return this.settle(pending, null);
+    const queue = this.queue(pending.routes[pending.routeIndex]!.address);
+    queue.recipients.push(pending);
+    this.ensureSessions(queue);
+  }
+
+  private enqueueCheck(check: CatchAllCheck): void {
+    const queue = this.queue(check.route.address);
+    queue.checks.push(check);
+    this.ensureSessions(queue);
+  }
+
+  /** Asks for as many sessions as the queue's backlog calls for, within the per-exchanger cap. */
+  private ensureSessions(queue: RouteQueue): void {
+    const backlog = queue.recipients.length + queue.checks.length;
+    if (backlog === 0) {
+      if (queue.sessions === 0) this.queues.delete(queue.address);
+      return;
+    }
+    const perRound = this.options.maxRecipientsPerTransaction * TRANSACTIONS_PER_ROUND;
+    let wanted = Math.min(this.options.maxConnectionsPerExchanger, Math.ceil(backlog / perRound));
+    // A check that must come first on a new connection needs a session that has not started yet.
+    if (queue.checks.some((c) => c.fresh) && queue.starting === 0) wanted = Math.max(wanted, queue.sessions + 1);
+    while (queue.sessions < wanted) {
+      queue.sessions++;
+      queue.starting++;
+      void this.serve(queue);
+    }
+  }
+
+  /** The highest priority of the work waiting in a queue (read by the slots whenever they hand one out). */
+  private static priorityOf(queue: RouteQueue): number {
+    let max = 0;
+    for (const p of queue.recipients) if (p.request.owner.priority > max) max = p.request.owner.priority;
+    for (const check of queue.checks) {
+      for (const p of check.waiters) if (p.request.owner.priority > max) max = p.request.owner.priority;
+    }
+    return max;
+  }
+
+  /** One session for a queue: a slot, the connection, rounds while there is work, QUIT. */
+  private async serve(queue: RouteQueue): Promise<void> {
+    const slot = await this.slots.acquire(queue.address, () => SmtpProber.priorityOf(queue));
+    let session: SmtpSession | null = null;
+    let starting = true;
+    const started = () => {
+      if (starting) queue.starting--;
+      starting = false;
+    };
+    try {
+      const route = firstRoute(queue);
+      if (route === null) return;
+      const opened = await this.open(route);
+      if ('failed' in opened) {
+        started();
+        this.openFailed(queue, opened);
         return;
       }
-      const { route, lease, session } = got;
-      let result: TransactionResult;
-      try {
-        result = await this.serve(session, waiting);
-      } catch (error) {
-        // Only a bug gets here (ours or a transport's): the slot is still given back, and the session ended.
-        lease.release(session);
-        throw error;
+      session = opened;
+      queue.live++;
+      for (;;) {
+        const round = this.takeRound(queue, session, starting);
+        started();
+        if (round === null) break;
+        queue.rounds.add(round);
+        try {
+          await this.runRound(round);
+        } catch {
+          // A bug of ours (or a transport's, outside its contract): the round's work gets its one result.
+          session.close();
+          for (const p of roundRecipients(round)) this.settle(p, 'UnhandledException');
+        } finally {
+          queue.rounds.delete(round);
+        }
+        if (session.closed) break;
       }
-      for (const p of result.dropped) p.faults++;
-      const accepted = result.accepted;
-      if (accepted.length > 0) {
-        // The catch-all verdict takes over the lease (it may need a connection of its own).
-        const resolveAll = (status: StatusCode) => accepted.forEach((p) => p.resolve(status));
-        this.verdict(route, lease, session, batch.domain).then(resolveAll, () => resolveAll('UnhandledException'));
-      } else {
-        lease.release(session);
+    } finally {
+      started();
+      if (session !== null) {
+        queue.live--;
+        // quit() never rejects (transport contract); a closed session returns at once.
+        await session.quit();
       }
-      waiting = [];
-      for (const p of [...result.collateral, ...result.dropped]) {
-        if (p.faults > SESSION_FAULT_RETRIES) p.resolve('SmtpDialogError');
-        else waiting.push(p);
-      }
+      queue.sessions--;
+      // Work that came while the session was ending gets a session of its own before this slot is free.
+      this.ensureSessions(queue);
+      slot.release();
     }
   }
 
@@ -236,181 +352,385 @@ export class SmtpProber {
     }
   }
 
-  /** The real recipients on one session: one transaction, then one per recipient refused as one too many. */
-  private async serve(session: SmtpSession, pending: Pending[]): Promise<TransactionResult> {
+  /**
+   * No session could be opened to this address. While another session to it is open, the work waits for that one (a
+   * server may refuse one connection too many); otherwise each recipient moves to its next route, or gets the most
+   * telling failure once its routes are spent. A catch-all check belongs to its exchanger: its waiters get the failure.
+   */
+  private openFailed(queue: RouteQueue, failure: OpenFailure): void {
+    if (queue.live > 0) return;
+    const recipients = queue.recipients;
+    const checks = queue.checks;
+    queue.recipients = [];
+    queue.checks = [];
+    for (const p of recipients) {
+      // A negative reply says more than a refused connection; otherwise the most preferred exchanger's failure.
+      if (p.openFailure === null || (failure.fromReply && !p.openFailure.fromReply)) p.openFailure = failure;
+      p.routeIndex++;
+      if (p.routeIndex < p.routes.length) this.enqueue(p);
+      else this.settle(p, p.openFailure.failed);
+    }
+    for (const check of checks) this.answerCheck(check, failure.failed);
+  }
+
+  /**
+   * The next round for a session: on a new connection, a check that must come first goes alone; otherwise the
+   * waiting checks, then the real recipients (higher priority first) in transactions per domain. Null: nothing left.
+   */
+  private takeRound(queue: RouteQueue, session: SmtpSession, isNew: boolean): Round | null {
+    const transactions: Transaction[] = [];
+    if (isNew) {
+      const fresh = queue.checks.findIndex((c) => c.fresh);
+      if (fresh >= 0) {
+        const [check] = queue.checks.splice(fresh, 1);
+        check!.fresh = false;
+        return { session, transactions: [{ kind: 'probe', check: check! }] };
+      }
+    }
+    const later: CatchAllCheck[] = [];
+    for (const check of queue.checks) {
+      if (check.fresh) later.push(check);
+      else transactions.push({ kind: 'probe', check });
+    }
+    queue.checks = later;
+
+    const perTransaction = this.options.maxRecipientsPerTransaction;
+    const taken = takeByPriority(queue, perTransaction * TRANSACTIONS_PER_ROUND);
     const smtputf8 = session.extensions.has('SMTPUTF8');
-    const ascii: Pending[] = [];
-    const international: Pending[] = [];
-    for (const p of pending) {
-      if (!p.recipient.international) ascii.push(p);
-      // RFC 6531 §3.4: a non-ASCII mailbox needs SMTPUTF8; without it no RCPT is sent (decisions.md §6).
-      else if (smtputf8) international.push(p);
-      else p.resolve('ServerDoesNotSupportInternationalMailboxes');
-    }
-    // Non-ASCII recipients go in a transaction of their own (MAIL ... SMTPUTF8): a refusal of that parameter must
-    // not fall on the ASCII ones.
-    const result: TransactionResult = { accepted: [], alone: [], collateral: [], dropped: [] };
-    const groups = [ascii, international].filter((group) => group.length > 0);
-    for (let g = 0; g < groups.length; g++) {
-      if (session.closed) {
-        result.collateral.push(...groups.slice(g).flat());
-        break;
+    const byDomain = new Map<string, { ascii: Pending[]; international: Pending[] }>();
+    for (const p of taken) {
+      if (p.request.recipient.international && !smtputf8) {
+        // RFC 6531 §3.4: a non-ASCII mailbox needs SMTPUTF8; without it no RCPT is sent (decisions.md §6).
+        this.settle(p, 'ServerDoesNotSupportInternationalMailboxes');
+        continue;
       }
-      merge(result, await this.transaction(session, groups[g]!));
-    }
-    // RFC 5321 §3.3 lets a server take fewer recipients (452 4.5.3): those go one per transaction.
-    const alone = result.alone;
-    result.alone = [];
-    for (let i = 0; i < alone.length; i++) {
-      if (session.closed) {
-        result.collateral.push(...alone.slice(i));
-        break;
+      if (p.alone) {
+        transactions.push(realTransaction([p]));
+        continue;
       }
-      merge(result, await this.transaction(session, [alone[i]!]));
+      let group = byDomain.get(p.request.domain);
+      if (group === undefined) byDomain.set(p.request.domain, (group = { ascii: [], international: [] }));
+      (p.request.recipient.international ? group.international : group.ascii).push(p);
     }
-    return result;
+    // Non-ASCII recipients go in transactions of their own (MAIL ... SMTPUTF8): a refusal of that parameter must not
+    // fall on the ASCII ones.
+    for (const group of byDomain.values()) {
+      for (const list of [group.ascii, group.international]) {
+        for (let i = 0; i < list.length; i += perTransaction) transactions.push(realTransaction(list.slice(i, i + perTransaction)));
+      }
+    }
+    return transactions.length === 0 ? null : { session, transactions };
   }
 
-  /** The real recipients' transaction (see `issue`), read reply by reply. */
-  private async transaction(session: SmtpSession, recipients: Pending[]): Promise<TransactionResult> {
-    const result: TransactionResult = { accepted: [], alone: [], collateral: [], dropped: [] };
-    if (recipients.length === 0) return result;
-    const parameters = recipients.some((p) => p.recipient.international) ? ['SMTPUTF8'] : [];
-    const addresses = recipients.map((p) => p.recipient.address);
-    const { mail, rcpts, settled } = this.issue(session, parameters, addresses, this.options.commandTimeoutMs);
+  /**
+   * Writes a round at once and reads its replies in order. Verdicts are applied only once the whole round is known
+   * to be in step (see the header); a timeout, a 421 or a drop ends the reading where it happened, and the later
+   * transactions get what that tells.
+   */
+  private async runRound(round: Round): Promise<void> {
+    const { session } = round;
+    const issued = round.transactions.map((tx) => this.issue(session, tx));
+    const outcome = new RoundOutcome();
+    let stop: Next = 'next';
     try {
-      const mailReply = await replyOrError(mail);
-      if (mailReply instanceof Error) {
-        // No answer to MAIL in time: the server is as slow for every recipient, none is to blame for another.
-        if (timedOut(mailReply)) recipients.forEach((p) => p.resolve('MailboxValidationTimeout'));
-        else this.fault(mailReply, recipients, result);
-        return result;
-      }
-      const sender = classifySmtpReply('mail', mailReply);
-      if (sender !== null) {
-        // The sender was refused: the RCPTs after it say nothing about the mailboxes.
-        for (const p of recipients) p.resolve(sender);
-        return result;
-      }
-      let closing = false;
-      for (let i = 0; i < recipients.length; i++) {
-        const p = recipients[i]!;
-        const reply = await replyOrError(rcpts[i]!);
-        if (reply instanceof Error) {
-          // After a 421 the server has closed the channel: the same answer for everyone behind (decisions.md §6).
-          if (closing) recipients.slice(i).forEach((q) => q.resolve('ServerTemporaryUnavailable'));
-          else this.fault(reply, recipients.slice(i), result);
-          return result;
+      for (let i = 0; i < round.transactions.length; i++) {
+        const tx = round.transactions[i]!;
+        if (stop !== 'next') {
+          outcome.rest(stop, tx);
+          continue;
         }
-        closing ||= reply.code === 421;
-        const status = classifySmtpReply('rcpt', reply);
-        if (status === null) result.accepted.push(p);
-        // Refused as one too many behind others: tried alone. Refused so when first, the answer stands (§6).
-        else if (status === 'ServerDoesNotAllowMultipleRecipients' && i > 0) result.alone.push(p);
-        else p.resolve(status);
+        stop = this.interpret(tx, await read(issued[i]!), outcome);
+        if (stop === 'void') return this.voidRound(round);
       }
-      return result;
+      if (stop === 'next') {
+        // A reply that came with no command waiting shows only after the last one: let the transport read what has
+        // already been received before the round is trusted.
+        await settleTurns();
+        if (session.failure?.code === 'EPROTOCOL') return this.voidRound(round);
+      }
+      if (stop === 'bug') session.close();
+      this.apply(outcome, session);
     } finally {
-      await settled;
+      await Promise.allSettled(issued.map((c) => c.settled));
     }
   }
 
-  /**
-   * A transport error before every recipient had an answer. A timeout is the first waiting RCPT's; the recipients
-   * behind it were not at fault. A drop or a garbled reply is the session's: they are tried again.
-   */
-  private fault(error: Error, unanswered: Pending[], result: TransactionResult): void {
-    if (!(error instanceof SmtpTransportError)) {
+  /** One transaction's replies → its part of the outcome, and what the transactions after it get (`Next`). */
+  private interpret(tx: Transaction, reading: Reading, outcome: RoundOutcome): Next {
+    const { mail, rcpts, rset, error } = reading;
+    if (error !== null && !(error instanceof SmtpTransportError)) {
       // Outside the transport contract: a bug (ours or a host transport's), never retried.
-      unanswered.forEach((p) => p.resolve('UnhandledException'));
-    } else if (timedOut(error)) {
-      unanswered[0]!.resolve('MailboxValidationTimeout');
-      result.collateral.push(...unanswered.slice(1));
-    } else {
-      result.dropped.push(...unanswered);
+      outcome.rest('bug', tx);
+      return 'bug';
     }
-  }
+    // An unreadable reply, or one with no command waiting: the replies may belong to other commands.
+    if (error?.code === 'EPROTOCOL') return 'void';
+    const everyRcpt = mail !== null && rcpts.length === txSize(tx);
+    // Every RCPT answered and RSET never: a reply is missing somewhere, so the same holds.
+    if (everyRcpt && timedOut(error)) return 'void';
+    if (rset !== null && rset.code !== 421 && (rset.code < 200 || rset.code > 299)) return 'void';
+    const failed: Next = error === null ? 'next' : timedOut(error) ? 'timeout' : 'lost';
 
-  /**
-   * ServerIsCatchAll or Success for the accepted recipients of `route`: a local part that cannot exist is probed in a
-   * transaction of its own (after the RSET of the real one), and the answer is cached per exchanger and domain: one
-   * hosted exchanger serves catch-all and ordinary domains alike. Owns `lease`.
-   */
-  private async verdict(route: Route, lease: Lease, session: SmtpSession, domain: string): Promise<StatusCode> {
-    const key = `${route.exchanger.host} ${domain}`;
-    const cached = this.catchAll.get(key);
-    if (cached !== undefined) {
-      lease.release(session);
-      return cached ? 'ServerIsCatchAll' : 'Success';
+    if (mail === null) {
+      // No answer to MAIL: the server is as slow, or as gone, for every recipient.
+      if (failed === 'timeout' || tx.kind === 'probe') outcome.rest(failed, tx);
+      else tx.recipients.forEach((p) => outcome.charged.push(p));
+      return failed;
     }
-    let local = this.probeLocalParts.get(key);
-    if (local === undefined) {
-      local = randomLocalPart();
-      this.probeLocalParts.set(key, local);
+    if (mail.code === 421) {
+      outcome.rest('closing', tx);
+      return 'closing';
     }
-    const probeAddress = `${local}@${domain}`;
-    let probe: ProbeOutcome;
-    try {
-      probe = await this.probeOnce(session, probeAddress);
-    } finally {
-      // A server that refused the probe as one too many may count per connection: nobody else gets this one.
-      if (probe! === 'tooMany') session.close();
-      lease.release(session);
+    const sender = classifySmtpReply('mail', mail);
+    if (sender !== null) {
+      // The sender was refused: the RCPTs after it say nothing about the mailboxes.
+      outcome.all(tx, sender);
+      return rset?.code === 421 ? 'closing' : failed;
     }
-    if (probe === 'tooMany' || probe === 'dropped') {
-      // Refused as one recipient too many, or the session dropped: once more, first thing on a new connection.
-      const got = await this.session([route], true);
-      if ('failed' in got) return got.failed;
-      try {
-        probe = await this.probeOnce(got.session, probeAddress);
-      } finally {
-        got.lease.release(got.session);
+    for (let i = 0; i < rcpts.length; i++) {
+      const reply = rcpts[i]!;
+      if (reply.code === 421) {
+        // RFC 5321 §3.8: the server closes the channel; the same answer for everyone behind (decisions.md §6).
+        if (tx.kind === 'probe') outcome.probes.push([tx.check, 'ServerTemporaryUnavailable']);
+        else tx.recipients.slice(i).forEach((p) => outcome.finals.push([p, 'ServerTemporaryUnavailable']));
+        return 'closing';
       }
-      // Every attempt refused as too many (decisions.md §6), or a second drop.
-      if (probe === 'tooMany') return 'ServerDoesNotAllowMultipleRecipients';
-      if (probe === 'dropped') return 'SmtpDialogError';
+      if (tx.kind === 'probe') {
+        outcome.probes.push([tx.check, probeVerdict(reply)]);
+        continue;
+      }
+      const p = tx.recipients[i]!;
+      const status = classifySmtpReply('rcpt', reply);
+      if (status === null) outcome.accepted.push(p);
+      // Refused as one too many behind others: tried alone. Refused so when first, the answer stands (§6).
+      else if (status === 'ServerDoesNotAllowMultipleRecipients' && i > 0) outcome.alone.push(p);
+      else outcome.finals.push([p, status]);
     }
-    if (probe === 'Success' || probe === 'ServerIsCatchAll') this.catchAll.set(key, probe === 'ServerIsCatchAll');
-    return probe;
+    if (!everyRcpt) {
+      if (tx.kind === 'probe') {
+        outcome.rest(failed, tx);
+      } else {
+        // A silent server costs one timeout for all it left unanswered; a drop is charged to the recipient at which
+        // it happened, and the ones behind it are tried again.
+        const unanswered = tx.recipients.slice(rcpts.length);
+        if (failed === 'timeout') unanswered.forEach((p) => outcome.finals.push([p, 'MailboxValidationTimeout']));
+        else {
+          outcome.charged.push(unanswered[0]!);
+          outcome.lost.push(...unanswered.slice(1));
+        }
+      }
+      return failed;
+    }
+    // Closed after the last RCPT reply, or 421 to RSET: those answers stand.
+    if (rset === null) return failed;
+    return rset.code === 421 ? 'closing' : 'next';
+  }
+
+  /** Out of step: nothing the round's replies say is trusted; its work is tried again on a new connection. */
+  private voidRound(round: Round): void {
+    round.session.close();
+    const outcome = new RoundOutcome();
+    for (const tx of round.transactions) {
+      if (tx.kind === 'probe') outcome.probes.push([tx.check, 'retry']);
+      else outcome.charged.push(...tx.recipients);
+    }
+    this.apply(outcome, null);
+  }
+
+  private apply(outcome: RoundOutcome, session: SmtpSession | null): void {
+    for (const [p, status] of outcome.finals) this.settle(p, status);
+    for (const p of outcome.charged) this.retry(p, 'faults', FAULT_RETRIES);
+    for (const p of outcome.lost) this.retry(p, 'collateral', COLLATERAL_RETRIES);
+    for (const p of outcome.alone) {
+      p.alone = true;
+      this.enqueue(p);
+    }
+    for (const p of outcome.accepted) this.awaitVerdict(p);
+    for (const [check, probe] of outcome.probes) this.answerProbe(check, probe, session);
+  }
+
+  /** A recipient left without an answer is tried again, within its budget; then SmtpDialogError (decisions.md §6). */
+  private retry(p: Pending, counter: 'faults' | 'collateral', limit: number): void {
+    if (p.settled) return;
+    p[counter]++;
+    if (p[counter] > limit) this.settle(p, 'SmtpDialogError');
+    else this.enqueue(p);
   }
 
   /**
-   * MAIL FROM, one RCPT per address (each waiting `rcptTimeoutMs` for its reply), RSET: issued together, the
-   * transport writes them at once only under PIPELINING (RFC 2920). Every promise has a handler from the start, so a
-   * failed session, or a transport that throws, leaves no unhandled rejection; `settled` resolves when all are done.
+   * MAIL FROM, one RCPT per address, RSET: issued together; the transport writes them at once only under PIPELINING
+   * (RFC 2920). Every promise has a handler from the start, so a failed session, or a transport that throws, leaves
+   * no unhandled rejection; `settled` resolves when all are done.
    */
-  private issue(session: SmtpSession, parameters: readonly string[], addresses: readonly string[], rcptTimeoutMs: number) {
+  private issue(session: SmtpSession, tx: Transaction): IssuedTransaction {
+    const probe = tx.kind === 'probe';
+    const addresses = probe ? [tx.check.probeAddress] : tx.recipients.map((p) => p.request.recipient.address);
+    const parameters = probe ? [] : tx.parameters;
+    const timeoutMs = probe ? this.options.catchAllTimeoutMs : this.options.commandTimeoutMs;
     const mail = command(() => session.mail(this.options.mailFrom, parameters));
-    const rcpts = addresses.map((address) => command(() => session.rcpt(address, { timeoutMs: rcptTimeoutMs })));
+    const rcpts = addresses.map((address) => command(() => session.rcpt(address, { timeoutMs })));
     const rset = command(() => session.rset());
-    return { mail, rcpts, settled: Promise.allSettled([mail, ...rcpts, rset]) };
+    return { mail, rcpts, rset, settled: Promise.allSettled([mail, ...rcpts, rset]) };
   }
 
-  /** One probe transaction; 'tooMany' or 'dropped' when it must be tried again on a new connection. */
-  private async probeOnce(session: SmtpSession, probeAddress: string): Promise<ProbeOutcome> {
-    if (session.closed) return 'dropped';
-    const { mail, rcpts, settled } = this.issue(session, [], [probeAddress], this.options.catchAllTimeoutMs);
-    const rcpt = rcpts[0]!;
-    try {
-      const mailReply = await replyOrError(mail);
-      if (mailReply instanceof Error) return timedOut(mailReply) ? 'CatchAllValidationTimeout' : 'dropped';
-      const sender = classifySmtpReply('mail', mailReply);
-      if (sender !== null) return sender;
-      const reply = await replyOrError(rcpt);
-      if (reply instanceof Error) return timedOut(reply) ? 'CatchAllValidationTimeout' : 'dropped';
-      const status = classifySmtpReply('rcpt', reply);
-      if (status === null) return 'ServerIsCatchAll';
-      if (status === 'ServerDoesNotAllowMultipleRecipients') return 'tooMany';
-      // A temporary refusal of the probe leaves the verdict open: transient, tried again in a later pass.
-      if (reply.code >= 400 && reply.code < 500) return status === 'ServerTemporaryUnavailable' ? status : 'MailboxTemporarilyUnavailable';
-      // Refusals that are about us, or replies out of place, say nothing about the mailboxes: no verdict.
-      if (PROBE_INCONCLUSIVE.has(status)) return status;
-      // A permanent refusal of a mailbox that cannot exist: the server tells mailboxes apart.
-      return 'Success';
-    } finally {
-      await settled;
+  /**
+   * Accepted recipients wait for the catch-all verdict of their exchanger and domain: cached, or asked
+   * with a local part that cannot exist, in a transaction of its own. One hosted exchanger serves catch-all and
+   * ordinary domains alike, so the key is both.
+   */
+  private awaitVerdict(p: Pending): void {
+    if (p.settled) return;
+    const route = p.routes[p.routeIndex]!;
+    const key = `${route.exchanger.host} ${p.request.domain}`;
+    const cached = this.catchAll.get(key);
+    if (cached !== undefined) return this.settle(p, cached ? 'ServerIsCatchAll' : 'Success');
+    let check = this.checks.get(key);
+    if (check === undefined) {
+      let local = this.probeLocalParts.get(key);
+      if (local === undefined) {
+        local = randomLocalPart();
+        this.probeLocalParts.set(key, local);
+      }
+      check = { key, route, probeAddress: `${local}@${p.request.domain}`, waiters: [], retries: 0, fresh: false };
+      this.checks.set(key, check);
+      this.enqueueCheck(check);
     }
+    check.waiters.push(p);
   }
+
+  /**
+   * The probe's outcome. 'retry' (a drop, a void round) and 'tooMany' (a 4.5.3, which a server may count
+   * per connection) are tried once more, first thing on a new connection; a second time they give SmtpDialogError
+   * and ServerDoesNotAllowMultipleRecipients (decisions.md §6).
+   */
+  private answerProbe(check: CatchAllCheck, outcome: ProbeOutcome, session: SmtpSession | null): void {
+    if (outcome === 'retry' || outcome === 'tooMany') {
+      if (outcome === 'tooMany') session?.close();
+      check.retries++;
+      if (check.retries > 1) return this.answerCheck(check, outcome === 'tooMany' ? 'ServerDoesNotAllowMultipleRecipients' : 'SmtpDialogError');
+      check.fresh = true;
+      return this.enqueueCheck(check);
+    }
+    if (outcome === 'Success' || outcome === 'ServerIsCatchAll') this.catchAll.set(check.key, outcome === 'ServerIsCatchAll');
+    this.answerCheck(check, outcome);
+  }
+
+  private answerCheck(check: CatchAllCheck, status: StatusCode): void {
+    if (this.checks.get(check.key) === check) this.checks.delete(check.key);
+    for (const p of check.waiters) this.settle(p, status);
+  }
+}
+
+/** A probe's answer: a verdict or status for its waiters, or a reason to try it again. */
+type ProbeOutcome = StatusCode | 'tooMany' | 'retry';
+
+/**
+ * What the transactions after a failed one get: 'next', none failed; 'timeout', the server went silent; 'closing',
+ * it said 421; 'lost', the session dropped (tried again); 'bug', outside the transport contract; 'void', out of step.
+ */
+type Next = 'next' | 'timeout' | 'closing' | 'lost' | 'bug' | 'void';
+
+/** What a round's replies said, kept until the round is known to be in step. */
+class RoundOutcome {
+  readonly accepted: Pending[] = [];
+  readonly alone: Pending[] = [];
+  readonly finals: [Pending, StatusCode][] = [];
+  readonly charged: Pending[] = [];
+  readonly lost: Pending[] = [];
+  readonly probes: [CatchAllCheck, ProbeOutcome][] = [];
+
+  /** The same status for every recipient of a transaction (the probe's waiters, for a probe). */
+  all(tx: Transaction, status: StatusCode): void {
+    if (tx.kind === 'probe') this.probes.push([tx.check, status]);
+    else tx.recipients.forEach((p) => this.finals.push([p, status]));
+  }
+
+  /** A transaction that the failure of an earlier command (`next`) left without answers. */
+  rest(next: Next, tx: Transaction): void {
+    if (next === 'next' || next === 'void') return;
+    if (next === 'timeout') this.all(tx, tx.kind === 'probe' ? 'CatchAllValidationTimeout' : 'MailboxValidationTimeout');
+    else if (next === 'closing') this.all(tx, 'ServerTemporaryUnavailable');
+    else if (next === 'bug') this.all(tx, 'UnhandledException');
+    else if (tx.kind === 'probe') this.probes.push([tx.check, 'retry']);
+    else this.lost.push(...tx.recipients);
+  }
+}
+
+/** The status a probe's RCPT reply gives the accepted recipients (the MAIL reply was positive). */
+function probeVerdict(reply: SmtpReply): ProbeOutcome {
+  const status = classifySmtpReply('rcpt', reply);
+  if (status === null) return 'ServerIsCatchAll';
+  if (status === 'ServerDoesNotAllowMultipleRecipients') return 'tooMany';
+  // A temporary refusal of the probe leaves the verdict open: transient, tried again in a later pass.
+  if (reply.code >= 400 && reply.code < 500) return status === 'ServerTemporaryUnavailable' ? status : 'MailboxTemporarilyUnavailable';
+  // Refusals that are about us, or replies out of place, say nothing about the mailboxes: no verdict.
+  if (PROBE_INCONCLUSIVE.has(status)) return status;
+  // A permanent refusal of a mailbox that cannot exist: the server tells mailboxes apart.
+  return 'Success';
+}
+
+interface IssuedTransaction {
+  readonly mail: Promise<SmtpReply>;
+  readonly rcpts: Promise<SmtpReply>[];
+  readonly rset: Promise<SmtpReply>;
+  readonly settled: Promise<unknown>;
+}
+
+/** The replies of one transaction in order, stopping at the first command that failed. */
+async function read(issued: IssuedTransaction): Promise<Reading> {
+  const reading: Reading = { mail: null, rcpts: [], rset: null, error: null };
+  try {
+    reading.mail = await issued.mail;
+    for (const rcpt of issued.rcpts) reading.rcpts.push(await rcpt);
+    reading.rset = await issued.rset;
+  } catch (error) {
+    reading.error = error instanceof Error ? error : new Error(String(error));
+  }
+  return reading;
+}
+
+function realTransaction(recipients: Pending[]): Transaction {
+  // RFC 6531 §3.4: MAIL FROM carries SMTPUTF8 when a recipient needs it.
+  const parameters = recipients.some((p) => p.request.recipient.international) ? ['SMTPUTF8'] : [];
+  return { kind: 'real', recipients, parameters };
+}
+
+function txSize(tx: Transaction): number {
+  return tx.kind === 'probe' ? 1 : tx.recipients.length;
+}
+
+function* roundRecipients(round: Round): Iterable<Pending> {
+  for (const tx of round.transactions) {
+    if (tx.kind === 'probe') yield* tx.check.waiters;
+    else yield* tx.recipients;
+  }
+}
+
+function roundHasLiveWork(round: Round): boolean {
+  for (const p of roundRecipients(round)) if (!p.settled) return true;
+  return false;
+}
+
+/** The route a new session opens with: the exchanger host (TLS server name) of the first waiting work. */
+function firstRoute(queue: RouteQueue): Route | null {
+  const p = queue.recipients[0];
+  if (p !== undefined) return p.routes[p.routeIndex]!;
+  return queue.checks[0]?.route ?? null;
+}
+
+/**
+ * Up to `limit` recipients from the queue, higher priority first and otherwise in arrival order; withdrawn ones are
+ * dropped on the way (they were answered by `withdraw`).
+ */
+function takeByPriority(queue: RouteQueue, limit: number): Pending[] {
+  const live = queue.recipients.filter((p) => !p.settled);
+  const first = live[0]?.request.owner.priority;
+  if (live.some((p) => p.request.owner.priority !== first)) {
+    // Array.prototype.sort is stable: arrival order within a priority is kept.
+    live.sort((a, b) => b.request.owner.priority - a.request.owner.priority);
+  }
+  queue.recipients = live.slice(limit);
+  return live.slice(0, limit);
 }
 
 /** The status of a failure to open a session (decisions.md §6). */
@@ -443,22 +763,12 @@ function command(send: () => Promise<SmtpReply>): Promise<SmtpReply> {
   return sent;
 }
 
-function merge(into: TransactionResult, from: TransactionResult): void {
-  into.accepted.push(...from.accepted);
-  into.alone.push(...from.alone);
-  into.collateral.push(...from.collateral);
-  into.dropped.push(...from.dropped);
-}
+const timedOut = (error: Error | null): boolean => error instanceof SmtpTransportError && error.code === 'ETIMEDOUT';
 
-async function replyOrError(command: Promise<SmtpReply>): Promise<SmtpReply | Error> {
-  try {
-    return await command;
-  } catch (error) {
-    return error instanceof Error ? error : new Error(String(error));
-  }
+/** Two turns of the event loop: replies already received are read and matched by the transport meanwhile. */
+function settleTurns(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
-
-const timedOut = (error: Error): boolean => error instanceof SmtpTransportError && error.code === 'ETIMEDOUT';
 
 /** A local part that no real mailbox has: 20 random base-32 characters. */
 export function randomLocalPart(): string {

@@ -1,13 +1,10 @@
 /**
- * Connection slots: a global cap and a per-exchanger cap on open SMTP connections (decisions.md §11), and the reuse
- * of a connection by the next piece of work waiting for the same exchanger (decisions.md §6).
+ * Connection slots: a global cap and a per-exchanger-address cap on open SMTP connections (decisions.md §11).
  *
- * A slot is held from before the connection opens until it is closed. When work finishes with a live session and
- * more work waits for the same exchanger, the session and its slot pass to that work directly; otherwise the session
- * is ended with QUIT and, once it is closed, the slot goes to whoever waits first.
+ * A slot is held from before the connection opens until it is closed. Waiters are served by priority (the higher
+ * first, asked again each time a slot frees, since the work behind a waiter can change), then in arrival order; a
+ * waiter whose exchanger is at its cap is passed over for the next one.
  */
-import type { SmtpSession } from './transport.js';
-
 export interface SlotLimits {
   /** Open connections in all (default 50). */
   maxConnections: number;
@@ -15,38 +12,29 @@ export interface SlotLimits {
   maxConnectionsPerExchanger: number;
 }
 
-export interface Lease {
-  /** A live session handed over by earlier work on the same exchanger, or null: open one. */
-  readonly session: SmtpSession | null;
-  /**
-   * Gives the slot back with the session it holds (null: closed or never opened). A live session goes to work
-   * waiting for the same exchanger, or is ended with QUIT; the slot is free once the connection is closed.
-   */
-  release(session: SmtpSession | null): void;
+export interface Slot {
+  /** Gives the slot back, once the connection is closed (or was never opened). Later calls do nothing. */
+  release(): void;
 }
 
 interface Waiter {
   readonly key: string;
-  /** Wants a connection of its own: never handed a session that earlier work used. */
-  readonly fresh: boolean;
-  readonly grant: (lease: Lease) => void;
+  readonly priority: () => number;
+  readonly grant: (slot: Slot) => void;
 }
 
 export class ConnectionSlots {
   private open = 0;
   private readonly openByKey = new Map<string, number>();
-  private readonly waiters: Waiter[] = [];
+  private waiters: Waiter[] = [];
   private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly limits: SlotLimits) {}
 
-  /**
-   * A slot for the exchanger `key`, when the caps allow; waiters are served in arrival order. With `fresh`, the lease
-   * never carries a session that earlier work used.
-   */
-  acquire(key: string, options: { fresh?: boolean } = {}): Promise<Lease> {
+  /** A slot for the exchanger address `key`, when the caps allow; `priority` is read whenever slots are handed out. */
+  acquire(key: string, priority: () => number = () => 0): Promise<Slot> {
     return new Promise((grant) => {
-      this.waiters.push({ key, fresh: options.fresh === true, grant });
+      this.waiters.push({ key, priority, grant });
       this.serveWaiters();
     });
   }
@@ -56,6 +44,11 @@ export class ConnectionSlots {
     return this.open;
   }
 
+  /** Slots asked for and not yet given. */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
   /** Resolves when no connection is open and nobody waits for one. */
   idle(): Promise<void> {
     if (this.open === 0 && this.waiters.length === 0) return Promise.resolve();
@@ -63,48 +56,47 @@ export class ConnectionSlots {
   }
 
   private serveWaiters(): void {
-    for (let i = 0; i < this.waiters.length && this.open < this.limits.maxConnections; ) {
-      const waiter = this.waiters[i]!;
-      if ((this.openByKey.get(waiter.key) ?? 0) >= this.limits.maxConnectionsPerExchanger) {
-        i++;
-        continue;
+    while (this.open < this.limits.maxConnections && this.waiters.length > 0) {
+      let best = -1;
+      let bestPriority = -Infinity;
+      for (let i = 0; i < this.waiters.length; i++) {
+        const waiter = this.waiters[i]!;
+        if ((this.openByKey.get(waiter.key) ?? 0) >= this.limits.maxConnectionsPerExchanger) continue;
+        const priority = waiter.priority();
+        // Strictly higher: among equals the earliest waiter keeps its turn.
+        if (priority > bestPriority) {
+          best = i;
+          bestPriority = priority;
+        }
       }
-      this.waiters.splice(i, 1);
+      if (best < 0) return;
+      const [waiter] = this.waiters.splice(best, 1);
       this.open++;
-      this.openByKey.set(waiter.key, (this.openByKey.get(waiter.key) ?? 0) + 1);
-      waiter.grant(this.lease(waiter.key, null));
+      this.openByKey.set(waiter!.key, (this.openByKey.get(waiter!.key) ?? 0) + 1);
+      waiter!.grant(this.slot(waiter!.key));
     }
   }
 
-  private free(key: string): void {
-    this.open--;
-    const count = (this.openByKey.get(key) ?? 1) - 1;
-    if (count === 0) this.openByKey.delete(key);
-    else this.openByKey.set(key, count);
-    this.serveWaiters();
-    if (this.open === 0 && this.waiters.length === 0) {
-      const idle = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const resolve of idle) resolve();
-    }
-  }
-
-  private lease(key: string, session: SmtpSession | null): Lease {
+  private slot(key: string): Slot {
     let released = false;
     return {
-      session,
-      release: (live) => {
+      release: () => {
         if (released) return;
         released = true;
-        if (live === null || live.closed) return this.free(key);
-        const next = this.waiters.findIndex((w) => w.key === key && !w.fresh);
-        if (next >= 0) {
-          const [waiter] = this.waiters.splice(next, 1);
-          return waiter!.grant(this.lease(key, live));
-        }
-        // quit() never rejects (transport contract).
-        void live.quit().then(() => this.free(key));
+        this.open--;
+        const count = (this.openByKey.get(key) ?? 1) - 1;
+        if (count === 0) this.openByKey.delete(key);
+        else this.openByKey.set(key, count);
+        this.serveWaiters();
+        this.checkIdle();
       },
     };
+  }
+
+  private checkIdle(): void {
+    if (this.open !== 0 || this.waiters.length !== 0) return;
+    const idle = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of idle) resolve();
   }
 }

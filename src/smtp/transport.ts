@@ -32,8 +32,10 @@ export interface SmtpCommandOptions {
  * Commands may be issued without waiting for earlier replies: when the server advertises PIPELINING they are written
  * at once (RFC 2920), otherwise each is written when the previous reply has arrived. Replies resolve in order.
  * A command rejects only with an `SmtpTransportError`: `ETIMEDOUT` when its reply does not come in time, `ECLOSED`
- * when the connection drops or is closed; after either, the session is closed and every pending command fails.
- * Arguments containing CR, LF or NUL are refused (`EINVALID`) before anything is written.
+ * when the connection drops or is closed, `EPROTOCOL` when its reply cannot be parsed; after any of them, the session
+ * is closed and every pending command fails. A reply that arrives with no command waiting for it means the dialog is
+ * out of step (RFC 5321 §4.3: every command gets exactly one reply): the session closes with an `EPROTOCOL`
+ * `failure`. Arguments containing CR, LF or NUL are refused (`EINVALID`) before anything is written.
  */
 export interface SmtpSession {
   readonly greeting: SmtpReply;
@@ -42,6 +44,12 @@ export interface SmtpSession {
   /** True after a successful STARTTLS. */
   readonly secure: boolean;
   readonly closed: boolean;
+  /**
+   * Why the session closed, when the server or the network closed it (`ECLOSED`), a reply timed out (`ETIMEDOUT`), or
+   * a reply was unreadable or unsolicited (`EPROTOCOL`); undefined while open and after `quit()` or `close()`. The
+   * probe strategy voids replies it has read when this says `EPROTOCOL`; a transport without it is trusted.
+   */
+  readonly failure?: SmtpTransportError;
   /** `MAIL FROM:<from>` followed by the given ESMTP parameters (e.g. `SMTPUTF8`). */
   mail(from: string, parameters?: readonly string[], options?: SmtpCommandOptions): Promise<SmtpReply>;
   /** `RCPT TO:<to>`. */

@@ -83,7 +83,7 @@ describe('mailverify check --checks syntax', () => {
     expect(mailverify(['check', '--checks', 'smtp', '--mail-from', 'nobody'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/mailFrom/) });
     expect(mailverify(['check', '--smtp-port', '70000'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--smtp-port/) });
     expect(mailverify(['check', '--deduplication', 'Loose'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/Off, Safe, Relaxed/) });
-    expect(mailverify(['check', '--concurrency', '0'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--concurrency/) });
+    expect(mailverify(['check', '--max-connections', '0'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--max-connections/) });
     expect(mailverify(['verify'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "verify"/) });
     expect(mailverify(['check', '--column', '-1'], '')).toMatchObject({ code: 2 });
     expect(mailverify(['check', '--bogus'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/bogus/) });

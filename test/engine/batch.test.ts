@@ -13,7 +13,7 @@ const offline = () => createVerifier({ checks: 'syntax' });
 describe('verifyMany', () => {
   it('gives every input exactly one entry, in input order, with its index', async () => {
     const inputs = ['a@example.org', 'bad', '', 'b@example.org', 'c@@example.org'];
-    const entries = await collect(offline().verifyMany(inputs, { concurrency: 2 }));
+    const entries = await collect(offline().verifyMany(inputs, { order: 'input', readAhead: 2 }));
     expect(entries.map((e) => [e.index, e.inputData, e.status])).toEqual([
       [0, 'a@example.org', 'Success'],
       [1, 'bad', 'AtSignNotFound'],
@@ -31,7 +31,7 @@ describe('verifyMany', () => {
         yield i % 2 === 0 ? `user${i}@example.org` : { inputData: `user${i}@example.org`, custom: `row ${i}` };
       }
     }
-    const iterator = offline().verifyMany(source(), { concurrency: 3 })[Symbol.asyncIterator]();
+    const iterator = offline().verifyMany(source(), { readAhead: 3, order: 'input' })[Symbol.asyncIterator]();
     const first = await iterator.next();
     expect(first.value).toMatchObject({ index: 0, status: 'Success' });
     expect(read).toBeLessThanOrEqual(4);
@@ -44,7 +44,7 @@ describe('verifyMany', () => {
 
   it('marks Safe duplicates: CFWS, needless quotes, domain case, ASCII local-part case', async () => {
     const inputs = ['John@Example.org', 'john@example.org', '(c) "john"@EXAMPLE.org', 'jöhn@example.org', 'JÖHN@example.org', 'john+x@example.org', 'bad', 'bad'];
-    const entries = await collect(offline().verifyMany(inputs, { deduplication: 'Safe' }));
+    const entries = await collect(offline().verifyMany(inputs, { deduplication: 'Safe', order: 'input' }));
     expect(entries.map((e) => [e.status, e.duplicateOf])).toEqual([
       ['Success', undefined],
       ['Duplicate', 0],
@@ -72,7 +72,7 @@ describe('verifyMany', () => {
       'mary-shop@example.org',
       'mary@example.org',
     ];
-    const relaxed = await collect(offline().verifyMany(inputs, { deduplication: 'Relaxed' }));
+    const relaxed = await collect(offline().verifyMany(inputs, { deduplication: 'Relaxed', order: 'input' }));
     expect(relaxed.map((e) => e.duplicateOf ?? null)).toEqual([null, 0, 0, null, 3, null, null, 6, null, null]);
     const safe = await collect(offline().verifyMany(inputs, { deduplication: 'Safe' }));
     expect(safe.filter((e) => e.status === 'Duplicate')).toHaveLength(0);
@@ -81,7 +81,11 @@ describe('verifyMany', () => {
   });
 
   it('refuses bad options and bad inputs with a TypeError', async () => {
-    await expect(collect(offline().verifyMany(['a@x.org'], { concurrency: 0 }))).rejects.toThrow(TypeError);
+    await expect(collect(offline().verifyMany(['a@x.org'], { concurrency: 10 } as never))).rejects.toThrow(/unknown option "concurrency"/);
+    await expect(collect(offline().verifyMany(['a@x.org'], { priority: 256 }))).rejects.toThrow(/priority/);
+    await expect(collect(offline().verifyMany(['a@x.org'], { readAhead: 0 }))).rejects.toThrow(/readAhead/);
+    await expect(collect(offline().verifyMany(['a@x.org'], { order: 'random' as never }))).rejects.toThrow(/order/);
+    await expect(collect(offline().verifyMany('a@x.org' as never))).rejects.toThrow(/iterable/);
     await expect(collect(offline().verifyMany(['a@x.org'], { deduplication: 'Loose' as never }))).rejects.toThrow(/deduplication/);
     await expect(collect(offline().verifyMany(['a@x.org', 42 as never]))).rejects.toThrow(/input 1/);
     await expect(offline().verify(42 as never)).rejects.toThrow(/expects a string/);

@@ -76,7 +76,7 @@ function verifier(options: VerifierOptions = {}) {
 async function verifyAll(addresses: string[], options: VerifierOptions = {}): Promise<Entry[]> {
   const v = verifier(options);
   const entries: Entry[] = [];
-  for await (const entry of v.verifyMany(addresses, { concurrency: 20 })) entries.push(entry);
+  for await (const entry of v.verifyMany(addresses, { order: 'input' })) entries.push(entry);
   await v.close();
   return entries;
 }

@@ -1,19 +1,6 @@
-// ConnectionSlots is a pure scheduling structure; the sessions here are plain objects that only record QUIT.
+// ConnectionSlots is a pure scheduling structure: caps, priority order, idle.
 import { describe, expect, it } from 'vitest';
-import { ConnectionSlots, type Lease } from '../../src/smtp/slots.js';
-import type { SmtpSession } from '../../src/smtp/transport.js';
-
-function session(): SmtpSession & { quits: number } {
-  const s = {
-    quits: 0,
-    closed: false,
-    async quit() {
-      s.quits++;
-      s.closed = true;
-    },
-  };
-  return s as unknown as SmtpSession & { quits: number };
-}
+import { ConnectionSlots, type Slot } from '../../src/smtp/slots.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -21,67 +8,59 @@ describe('ConnectionSlots', () => {
   it('keeps to the per-exchanger cap and serves waiters in order', async () => {
     const slots = new ConnectionSlots({ maxConnections: 10, maxConnectionsPerExchanger: 2 });
     const granted: string[] = [];
-    const leases: Lease[] = [];
-    for (const name of ['a', 'b', 'c']) void slots.acquire('mx1').then((lease) => (granted.push(name), leases.push(lease)));
+    const held: Slot[] = [];
+    for (const name of ['a', 'b', 'c']) void slots.acquire('mx1').then((slot) => (granted.push(name), held.push(slot)));
     await tick();
     expect(granted).toEqual(['a', 'b']);
     expect(slots.openConnections).toBe(2);
-    leases[0]!.release(null);
+    expect(slots.waiting).toBe(1);
+    held[0]!.release();
     await tick();
     expect(granted).toEqual(['a', 'b', 'c']);
     expect(slots.openConnections).toBe(2);
   });
 
-  it('keeps to the global cap across exchangers', async () => {
-    const slots = new ConnectionSlots({ maxConnections: 2, maxConnectionsPerExchanger: 2 });
+  it('keeps to the global cap across exchangers, passing over a waiter whose exchanger is full', async () => {
+    const slots = new ConnectionSlots({ maxConnections: 2, maxConnectionsPerExchanger: 1 });
     const granted: string[] = [];
-    const leases = new Map<string, Lease>();
-    for (const key of ['mx1', 'mx2', 'mx3']) void slots.acquire(key).then((lease) => (granted.push(key), leases.set(key, lease)));
+    const held = new Map<string, Slot>();
+    for (const [name, key] of [['first', 'mx1'], ['second', 'mx1'], ['third', 'mx2'], ['fourth', 'mx3']] as const) {
+      void slots.acquire(key).then((slot) => (granted.push(name), held.set(name, slot)));
+    }
     await tick();
-    expect(granted).toEqual(['mx1', 'mx2']);
-    leases.get('mx2')!.release(null);
+    expect(granted).toEqual(['first', 'third']);
+    held.get('third')!.release();
     await tick();
-    expect(granted).toEqual(['mx1', 'mx2', 'mx3']);
+    // mx1 is still at its cap: the next waiter for another exchanger goes first.
+    expect(granted).toEqual(['first', 'third', 'fourth']);
   });
 
-  it('hands a live session to the next work for the same exchanger, and ends it with QUIT otherwise', async () => {
-    const slots = new ConnectionSlots({ maxConnections: 10, maxConnectionsPerExchanger: 1 });
-    const first = await slots.acquire('mx1');
-    expect(first.session).toBeNull();
-    const next = slots.acquire('mx1');
-    const live = session();
-    first.release(live);
-    const second = await next;
-    expect(second.session).toBe(live);
-    expect(live.quits).toBe(0);
-    second.release(live);
-    await slots.idle();
-    expect(live.quits).toBe(1);
-    expect(slots.openConnections).toBe(0);
-  });
-
-  it('never hands a used session to work that asked for a fresh connection', async () => {
-    const slots = new ConnectionSlots({ maxConnections: 10, maxConnectionsPerExchanger: 1 });
-    const first = await slots.acquire('mx1');
-    const fresh = slots.acquire('mx1', { fresh: true });
-    const live = session();
-    first.release(live);
-    const lease = await fresh;
-    expect(lease.session).toBeNull();
-    expect(live.quits).toBe(1);
-    lease.release(null);
-    await slots.idle();
+  it('hands a free slot to the highest priority, read when the slot frees, then to the earliest', async () => {
+    const slots = new ConnectionSlots({ maxConnections: 1, maxConnectionsPerExchanger: 1 });
+    const first = await slots.acquire('mx0');
+    const granted: string[] = [];
+    const priorities = new Map([['low', 10], ['high', 200], ['mid', 127], ['mid-later', 127]]);
+    for (const name of priorities.keys()) {
+      void slots.acquire(`mx-${name}`, () => priorities.get(name)!).then((slot) => (granted.push(name), slot.release()));
+    }
+    priorities.set('low', 255); // the work behind a waiter changed while it waited
+    first.release();
+    await tick();
+    expect(granted).toEqual(['low', 'high', 'mid', 'mid-later']);
   });
 
   it('releases once, and idle() waits for the last connection', async () => {
-    const slots = new ConnectionSlots({ maxConnections: 1, maxConnectionsPerExchanger: 1 });
-    const lease = await slots.acquire('mx1');
+    const slots = new ConnectionSlots({ maxConnections: 2, maxConnectionsPerExchanger: 2 });
+    const a = await slots.acquire('mx1');
+    const b = await slots.acquire('mx1');
     let idle = false;
     void slots.idle().then(() => (idle = true));
+    a.release();
+    a.release();
     await tick();
+    expect(slots.openConnections).toBe(1);
     expect(idle).toBe(false);
-    lease.release(null);
-    lease.release(null);
+    b.release();
     await tick();
     expect(idle).toBe(true);
     expect(slots.openConnections).toBe(0);

@@ -1,0 +1,507 @@
+/**
+ * A batch (decisions.md §12): the input is read ahead into a bounded window; the offline stages run at once as each
+ * address is read; the network stages run for every address of the window together, so that DNS answers are shared
+ * and the SMTP stage finds every waiting recipient of an exchanger when it opens a session there (the prober groups
+ * them). Transient results wait for their next pass on a timer of their own while the rest of the list goes on.
+ * Entries leave as they finish, or in input order when asked.
+ */
+import type { Deduplication } from './dedupe.js';
+import { deduplicationKey } from './dedupe.js';
+import { makeEntry, type Entry } from './entry.js';
+import { networkStages, offlineStages, type Flags, type StageContext } from './stages.js';
+import type { ProbeOwner } from '../smtp/prober.js';
+import type { StatusCode } from '../status/catalogue.js';
+import type { Suggester } from '../suggest/suggest.js';
+import { parseWithPositions } from '../syntax/parse.js';
+import type { ParsedAddress } from '../syntax/types.js';
+
+/** A batch input: an address, or an address with the submitter's custom data (service-api.md, job entries). */
+export type BatchInput = string | { inputData: string; custom?: string };
+
+export interface BatchProgress {
+  /** Addresses with their result. */
+  completed: number;
+  /** Addresses in the input, once known (an array's length at once; an iterable's when it is exhausted). */
+  total?: number;
+  /** completed / total, 0–100, once the total is known. */
+  percentage?: number;
+  /** From the rate so far, once the total is known and an address has finished. */
+  estimatedTimeRemainingMs?: number;
+}
+
+export interface VerifyManyOptions {
+  /** Duplicate marking (decisions.md §9); default 'Off'. */
+  deduplication?: Deduplication;
+  /** 'completion' (default): entries leave as they finish; 'input': in input order (waiting for the oldest). */
+  order?: 'completion' | 'input';
+  /** 0–255, default 127: a batch with a higher priority gets free SMTP connections first. */
+  priority?: number;
+  /** Stops the batch: nothing more is yielded (the iteration throws the signal's reason), its connections close. */
+  signal?: AbortSignal;
+  /** Called as addresses finish (at most every 100 ms, and once at 100%). */
+  onProgress?: (progress: BatchProgress) => void;
+  /** Addresses read ahead of the consumer (default 10,000): bounds memory, not speed. */
+  readAhead?: number;
+}
+
+/** What the batch needs of its verifier: the stages, the pass settings, and the waits that close() cuts short. */
+export interface BatchContext extends StageContext {
+  readonly passes: number;
+  readonly passDelayMs: number;
+  readonly suggester: Suggester | null;
+  readonly classify: (status: StatusCode) => string;
+  readonly transient: ReadonlySet<StatusCode>;
+  /** True while the verifier closes: a transient result is final at once. */
+  readonly closing: () => boolean;
+}
+
+const PROGRESS_INTERVAL_MS = 100;
+const DEFAULT_PRIORITY = 127;
+const DEFAULT_READ_AHEAD = 10_000;
+const OPTION_NAMES: ReadonlySet<string> = new Set(['deduplication', 'order', 'priority', 'signal', 'onProgress', 'readAhead']);
+const DEDUPLICATION_MODES: readonly Deduplication[] = ['Off', 'Safe', 'Relaxed'];
+
+/** An address in the window that needs the network stages. */
+interface Address {
+  readonly index: number;
+  readonly inputData: string;
+  readonly custom: string | undefined;
+  readonly parsed: ParsedAddress;
+  readonly flags: Flags;
+  /** An address literal's IP (probed there), or null: a domain. */
+  readonly probeAt: string | null;
+  readonly dedupe: DedupeGroup | null;
+  passes: number;
+  status: StatusCode;
+  hasMx: boolean;
+}
+
+/** The first occurrence of an address under deduplication, and the later ones waiting for its result. */
+interface DedupeGroup {
+  readonly index: number;
+  readonly asciiDomain: string | null;
+  entry: Entry | null;
+  hasMx: boolean;
+  readonly waiting: { index: number; inputData: string; custom: string | undefined; parsed: ParsedAddress | null }[];
+}
+
+type BatchOptions = Required<Omit<VerifyManyOptions, 'signal' | 'onProgress'>> & Pick<VerifyManyOptions, 'signal' | 'onProgress'>;
+
+/** verifyMany's options, checked: a name that does not exist is an error, never ignored (decisions.md §12). */
+export function batchOptions(options: VerifyManyOptions | undefined): BatchOptions {
+  if (options === undefined) options = {};
+  if (typeof options !== 'object' || options === null) throw new TypeError('verifyMany: options must be an object');
+  for (const name of Object.keys(options)) {
+    if (!OPTION_NAMES.has(name)) throw new TypeError(`verifyMany: unknown option ${JSON.stringify(name)}`);
+  }
+  const fail = (name: string, expected: string, value: unknown) =>
+    new TypeError(`verifyMany: option ${name} must be ${expected}, got ${typeof value === 'function' ? 'a function' : JSON.stringify(value) ?? String(value)}`);
+  const { deduplication = 'Off', order = 'completion', priority = DEFAULT_PRIORITY, readAhead = DEFAULT_READ_AHEAD, signal, onProgress } = options;
+  if (!DEDUPLICATION_MODES.includes(deduplication)) throw fail('deduplication', DEDUPLICATION_MODES.join(', '), deduplication);
+  if (order !== 'completion' && order !== 'input') throw fail('order', "'completion' or 'input'", order);
+  if (!Number.isInteger(priority) || priority < 0 || priority > 255) throw fail('priority', 'an integer from 0 to 255', priority);
+  if (!Number.isInteger(readAhead) || readAhead < 1) throw fail('readAhead', 'a positive integer', readAhead);
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw fail('signal', 'an AbortSignal', signal);
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw fail('onProgress', 'a function', onProgress);
+  return { deduplication, order, priority, readAhead, signal, onProgress };
+}
+
+export class BatchRun {
+  private readonly owner: ProbeOwner & { withdrawn: boolean };
+  /** Finished entries not yet taken: in completion order, or by index for input order. */
+  private readonly ready: (Entry | undefined)[] = [];
+  private readyHead = 0;
+  private readonly held = new Map<number, Entry>();
+  private nextIndex = 0;
+  private read = 0;
+  private taken = 0;
+  private completed = 0;
+  private total: number | undefined;
+  private inputDone = false;
+  private reading = false;
+  private stopped = false;
+  private failure: { error: unknown } | null = null;
+  private wake: (() => void) | null = null;
+  private readonly syncInput: Iterator<BatchInput> | null;
+  private readonly asyncInput: AsyncIterator<BatchInput> | null;
+  private readonly dedupe: Map<string, DedupeGroup> | null;
+  /** Network passes under way, and who waits for them to end. */
+  private active = 0;
+  private idleWaiters: (() => void)[] = [];
+  /** Addresses waiting for their next pass, in due order (one delay for all, so arrival order is due order). */
+  private readonly passQueue: { address: Address; dueAt: number }[] = [];
+  private passTimer: NodeJS.Timeout | null = null;
+  private readonly started = performance.now();
+  private lastProgress = -Infinity;
+  private readonly onAbort: (() => void) | null;
+
+  constructor(
+    private readonly context: BatchContext,
+    inputs: Iterable<BatchInput> | AsyncIterable<BatchInput>,
+    private readonly options: BatchOptions,
+    private readonly onStop: (run: BatchRun) => void,
+  ) {
+    this.owner = { priority: options.priority, withdrawn: false };
+    this.dedupe = options.deduplication === 'Off' ? null : new Map();
+    if (typeof inputs === 'string' || typeof inputs !== 'object' || inputs === null) {
+      throw new TypeError('verifyMany: inputs must be an iterable or async iterable of addresses');
+    }
+    if (Symbol.asyncIterator in inputs) {
+      this.asyncInput = (inputs as AsyncIterable<BatchInput>)[Symbol.asyncIterator]();
+      this.syncInput = null;
+    } else if (Symbol.iterator in inputs) {
+      this.syncInput = (inputs as Iterable<BatchInput>)[Symbol.iterator]();
+      this.asyncInput = null;
+      const length = (inputs as { length?: unknown }).length;
+      if (Array.isArray(inputs) && typeof length === 'number') this.total = length;
+    } else {
+      throw new TypeError('verifyMany: inputs must be an iterable or async iterable of addresses');
+    }
+    const signal = options.signal;
+    if (signal !== undefined) {
+      this.onAbort = () => this.fail(signal.reason);
+      if (signal.aborted) this.fail(signal.reason);
+      else signal.addEventListener('abort', this.onAbort, { once: true });
+    } else {
+      this.onAbort = null;
+    }
+  }
+
+  /** The batch's entries, as a consumer takes them; ends with the last one, or throws what stopped the batch. */
+  async *entries(): AsyncGenerator<Entry> {
+    try {
+      this.pump();
+      for (;;) {
+        if (this.failure !== null) throw this.failure.error;
+        const entry = this.take();
+        if (entry !== undefined) {
+          yield entry;
+          continue;
+        }
+        if (this.inputDone && this.taken === this.read) return;
+        await new Promise<void>((resolve) => (this.wake = resolve));
+      }
+    } finally {
+      this.stop();
+    }
+  }
+
+  /** Cuts the waits before later passes short: those addresses keep the result of the pass they had. */
+  cutPasses(): void {
+    if (this.passTimer !== null) clearTimeout(this.passTimer);
+    this.passTimer = null;
+    for (const { address } of this.passQueue.splice(0)) this.finishAddress(address);
+  }
+
+  /** No network pass of this batch is under way. */
+  get isIdle(): boolean {
+    return this.active === 0;
+  }
+
+  /** Resolves when no network pass of this batch is under way. */
+  idle(): Promise<void> {
+    if (this.active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  private fail(error: unknown): void {
+    if (this.failure === null) this.failure = { error };
+    this.notify();
+  }
+
+  /** The next entry the consumer may have, if any. */
+  private take(): Entry | undefined {
+    let entry: Entry | undefined;
+    if (this.options.order === 'input') {
+      entry = this.held.get(this.nextIndex);
+      if (entry === undefined) return undefined;
+      this.held.delete(this.nextIndex++);
+    } else {
+      if (this.readyHead === this.ready.length) return undefined;
+      entry = this.ready[this.readyHead];
+      this.ready[this.readyHead++] = undefined;
+      if (this.readyHead === this.ready.length) {
+        this.ready.length = 0;
+        this.readyHead = 0;
+      }
+    }
+    this.taken++;
+    if (this.read - this.taken < this.options.readAhead) this.pump();
+    return entry;
+  }
+
+  /** Reads inputs while the window has room. */
+  private pump(): void {
+    if (this.reading || this.inputDone || this.stopped || this.failure !== null) return;
+    this.reading = true;
+    if (this.syncInput !== null) {
+      try {
+        while (this.read - this.taken < this.options.readAhead && !this.stopped && this.failure === null) {
+          const next = this.syncInput.next();
+          if (next.done) {
+            this.endOfInput();
+            break;
+          }
+          this.accept(next.value);
+        }
+      } catch (error) {
+        this.fail(error);
+      } finally {
+        this.reading = false;
+      }
+      this.notify();
+      return;
+    }
+    void this.pumpAsync();
+  }
+
+  private async pumpAsync(): Promise<void> {
+    try {
+      while (this.read - this.taken < this.options.readAhead && !this.stopped && this.failure === null) {
+        const next = await this.asyncInput!.next();
+        if (this.stopped) return;
+        if (next.done) {
+          this.endOfInput();
+          break;
+        }
+        this.accept(next.value);
+        this.notify();
+      }
+    } catch (error) {
+      this.fail(error);
+    } finally {
+      this.reading = false;
+      this.notify();
+    }
+  }
+
+  private endOfInput(): void {
+    this.inputDone = true;
+    if (this.total === undefined) {
+      this.total = this.read;
+      if (this.completed === this.total) this.progress(true);
+    }
+  }
+
+  /** One input: the offline stages at once, then the network stages if they are needed. */
+  private accept(item: BatchInput): void {
+    const index = this.read;
+    const { inputData, custom } = batchItem(item, index);
+    this.read++;
+    try {
+      this.start(index, inputData, custom);
+    } catch {
+      // A bug of ours: the input still gets its one result (decisions.md §6).
+      this.emit(makeEntry({ index, inputData, status: 'UnhandledException', classification: this.context.classify('UnhandledException'), custom }));
+    }
+  }
+
+  private start(index: number, inputData: string, custom: string | undefined): void {
+    const { result: parsed, domainStart } = parseWithPositions(inputData);
+    let dedupe: DedupeGroup | null = null;
+    if (this.dedupe !== null) {
+      const key = deduplicationKey(inputData, parsed, this.options.deduplication as Exclude<Deduplication, 'Off'>);
+      const first = this.dedupe.get(key);
+      if (first !== undefined) {
+        const later = { index, inputData, custom, parsed: parsed.ok ? parsed : null };
+        if (first.entry === null) first.waiting.push(later);
+        else this.finishDuplicate(first, later);
+        return;
+      }
+      dedupe = { index, asciiDomain: parsed.ok ? parsed.asciiDomainPart : null, entry: null, hasMx: false, waiting: [] };
+      this.dedupe.set(key, dedupe);
+    }
+    if (!parsed.ok) {
+      const status = parsed.status;
+      return this.emit(
+        makeEntry({ index, inputData, status, classification: this.context.classify(status), syntaxFailureIndex: parsed.syntaxFailureIndex, custom }),
+        dedupe,
+      );
+    }
+    const flags: Flags = { isDisposableEmailAddress: false, isRoleAccount: false, isFreeEmailAddress: false };
+    const offline = offlineStages(parsed, domainStart, this.context, flags);
+    const address: Address = {
+      index,
+      inputData,
+      custom,
+      parsed,
+      flags,
+      probeAt: offline.status === null ? offline.probeAt : null,
+      dedupe,
+      passes: 0,
+      status: offline.status ?? 'UnhandledException',
+      hasMx: false,
+    };
+    if (offline.status !== null) return this.finishAddress(address, offline.syntaxFailureIndex);
+    this.runPass(address);
+  }
+
+  /** One pass of the network stages; a transient result waits for the next pass, as the quality level allows. */
+  private runPass(address: Address): void {
+    this.active++;
+    networkStages(address.parsed, address.probeAt, this.context, address.flags, this.owner)
+      .catch(() => ({ status: 'UnhandledException' as const, hasMx: false }))
+      .then((outcome) => {
+        if (outcome.status !== null && !this.stopped) {
+          address.passes++;
+          address.status = outcome.status;
+          address.hasMx = outcome.hasMx;
+          if (address.passes < this.context.passes && this.context.transient.has(outcome.status) && !this.context.closing()) {
+            this.schedulePass(address);
+          } else {
+            this.finishAddress(address);
+          }
+        }
+        this.active--;
+        if (this.active === 0) {
+          const waiters = this.idleWaiters;
+          this.idleWaiters = [];
+          waiters.forEach((resolve) => resolve());
+        }
+      });
+  }
+
+  private schedulePass(address: Address): void {
+    this.passQueue.push({ address, dueAt: performance.now() + this.context.passDelayMs });
+    if (this.passTimer === null) this.armPassTimer();
+  }
+
+  private armPassTimer(): void {
+    const head = this.passQueue[0];
+    if (head === undefined) return;
+    this.passTimer = setTimeout(() => {
+      this.passTimer = null;
+      const now = performance.now();
+      while (this.passQueue.length > 0 && this.passQueue[0]!.dueAt <= now + 1) this.runPass(this.passQueue.shift()!.address);
+      this.armPassTimer();
+    }, Math.max(0, head.dueAt - performance.now()));
+  }
+
+  private finishAddress(address: Address, syntaxFailureIndex?: number): void {
+    const { parsed, status } = address;
+    let suggestions: string[] | undefined;
+    if (this.context.suggester !== null && address.probeAt === null && !address.hasMx && parsed.domainPart.charCodeAt(0) !== 0x5b) {
+      suggestions = this.context.suggester.suggest(parsed.localPart, parsed.asciiDomainPart);
+    }
+    if (address.dedupe !== null) address.dedupe.hasMx = address.hasMx;
+    this.emit(
+      makeEntry({
+        index: address.index,
+        inputData: address.inputData,
+        status,
+        classification: this.context.classify(status),
+        parsed,
+        flags: address.flags,
+        syntaxFailureIndex,
+        suggestions,
+        custom: address.custom,
+      }),
+      address.dedupe,
+    );
+  }
+
+  /**
+   * A later occurrence (decisions.md §9): Duplicate, the first one's index and classification, its own parsed parts,
+   * flags and suggestions; no network work.
+   */
+  private finishDuplicate(first: DedupeGroup, later: DedupeGroup['waiting'][number]): void {
+    const { parsed } = later;
+    let flags: Flags | undefined;
+    let suggestions: string[] | undefined;
+    if (parsed !== null) {
+      flags = { isDisposableEmailAddress: false, isRoleAccount: false, isFreeEmailAddress: false };
+      const offline = offlineStages(parsed, 0, { ...this.context, checks: 'syntax' }, flags);
+      const literal = offline.status === null ? false : parsed.domainPart.charCodeAt(0) === 0x5b;
+      const knownMx = first.hasMx && first.asciiDomain === parsed.asciiDomainPart;
+      if (this.context.suggester !== null && !literal && !knownMx) suggestions = this.context.suggester.suggest(parsed.localPart, parsed.asciiDomainPart);
+    }
+    this.emit(
+      makeEntry({
+        index: later.index,
+        inputData: later.inputData,
+        status: 'Duplicate',
+        classification: first.entry!.classification,
+        parsed: parsed ?? undefined,
+        flags,
+        suggestions,
+        custom: later.custom,
+        duplicateOf: first.index,
+      }),
+    );
+  }
+
+  private emit(entry: Entry, dedupe: DedupeGroup | null = null): void {
+    if (this.stopped) return;
+    if (this.options.order === 'input') this.held.set(entry.index, entry);
+    else this.ready.push(entry);
+    this.completed++;
+    if (dedupe !== null) {
+      dedupe.entry = entry;
+      for (const later of dedupe.waiting.splice(0)) this.finishDuplicate(dedupe, later);
+    }
+    this.progress(this.total !== undefined && this.completed === this.total);
+    this.notify();
+  }
+
+  private progress(final: boolean): void {
+    const report = this.options.onProgress;
+    if (report === undefined) return;
+    const now = performance.now();
+    if (!final && now - this.lastProgress < PROGRESS_INTERVAL_MS) return;
+    this.lastProgress = now;
+    const progress: BatchProgress = { completed: this.completed };
+    if (this.total !== undefined) {
+      progress.total = this.total;
+      progress.percentage = this.total === 0 ? 100 : Math.round((this.completed / this.total) * 10_000) / 100;
+      if (this.completed > 0) {
+        const perAddress = (now - this.started) / this.completed;
+        progress.estimatedTimeRemainingMs = Math.round(perAddress * (this.total - this.completed));
+      }
+    }
+    try {
+      report(progress);
+    } catch (error) {
+      // The caller's callback failed: the batch stops with its error, rather than going on unwatched.
+      this.fail(error);
+    }
+  }
+
+  /** Ends the batch (finished, abandoned, aborted or failed): no more reading, its waiting work withdrawn. */
+  private stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.owner.withdrawn = true;
+    this.context.prober?.withdraw(this.owner);
+    if (this.passTimer !== null) clearTimeout(this.passTimer);
+    this.passTimer = null;
+    this.passQueue.length = 0;
+    if (this.onAbort !== null) this.options.signal!.removeEventListener('abort', this.onAbort);
+    // Let the source release what it holds (a file, a cursor), as for-await does when a loop ends early.
+    if (!this.inputDone) {
+      try {
+        const returned = this.asyncInput?.return?.() ?? this.syncInput?.return?.();
+        if (returned instanceof Promise) returned.catch(() => {});
+      } catch {
+        // The source's own cleanup failed: nothing more to do for it.
+      }
+    }
+    this.onStop(this);
+  }
+}
+
+function batchItem(item: BatchInput, index: number): { inputData: string; custom: string | undefined } {
+  if (typeof item === 'string') return { inputData: item, custom: undefined };
+  if (typeof item === 'object' && item !== null && typeof item.inputData === 'string') {
+    if (item.custom !== undefined && typeof item.custom !== 'string') {
+      throw new TypeError(`verifyMany: input ${index} has a custom value that is not a string`);
+    }
+    return { inputData: item.inputData, custom: item.custom };
+  }
+  throw new TypeError(`verifyMany: input ${index} must be a string or { inputData: string, custom?: string }`);
+}

@@ -1,0 +1,132 @@
+/**
+ * The stages of decisions.md §4 after syntax, for one parsed address. The offline stages (2, 3, 5) run at once and
+ * fill the flags; the network stages (6, 7, 8) are one pass, which a batch may run again for a transient result.
+ *
+ * 2. domain-literal policy; 3. public top-level label; 5. disposable domain and relay-service lists; 6. DNS;
+ * 7. mail-exchanger host lists; 8. SMTP. (1, syntax, comes before; 4, deduplication, belongs to the batch.)
+ */
+import type { DnsLookup } from '../dns/lookup.js';
+import { resolveMailDomain, type MailExchanger } from '../domain/mail-domain.js';
+import { hasPublicTopLevel } from '../domain/top-level.js';
+import type { Lists } from '../lists/lists.js';
+import { classifyAddress } from '../net/ip-ranges.js';
+import type { ProbeOwner, SmtpProber } from '../smtp/prober.js';
+import type { StatusCode } from '../status/catalogue.js';
+import type { ParsedAddress } from '../syntax/types.js';
+
+export type Checks = 'syntax' | 'dns' | 'smtp';
+
+export interface StageContext {
+  readonly checks: Checks;
+  readonly lists: Lists;
+  readonly dns: DnsLookup;
+  readonly prober: SmtpProber | null;
+  readonly allowPrivateAddresses: boolean;
+}
+
+/** The flags of decisions.md §4, known before any network work (step 7 may still mark a disposable exchanger). */
+export interface Flags {
+  isDisposableEmailAddress: boolean;
+  isRoleAccount: boolean;
+  isFreeEmailAddress: boolean;
+}
+
+/** What the offline stages decided: a status, or the network stages to run (`probeAt`: an address literal's IP). */
+export type OfflineOutcome =
+  | { readonly status: StatusCode; readonly syntaxFailureIndex?: number }
+  | { readonly status: null; readonly probeAt: string | null };
+
+/** Steps 2, 3 and 5: fills `flags`, and decides a status or hands the address to the network stages. */
+export function offlineStages(
+  parsed: ParsedAddress,
+  domainStart: number,
+  context: StageContext,
+  flags: Flags,
+): OfflineOutcome {
+  const domain = parsed.asciiDomainPart;
+  const { lists } = context;
+  flags.isRoleAccount = lists.isRoleAccount(parsed.localPart);
+  if (domain.charCodeAt(0) === 0x5b /* [ */) {
+    flags.isFreeEmailAddress = false;
+    flags.isDisposableEmailAddress = false;
+    // Step 2: a literal must be a global address unless the caller allows others; it skips steps 3 and 5-7.
+    const address = literalAddress(domain);
+    if (classifyAddress(address) !== 'global' && !context.allowPrivateAddresses) {
+      return { status: 'UnacceptableDomainLiteral', syntaxFailureIndex: domainStart };
+    }
+    // Step 8: probed at that address (decisions.md §4).
+    return context.checks === 'smtp' && context.prober !== null ? { status: null, probeAt: address } : { status: 'Success' };
+  }
+  const disposable = lists.isDisposableDomain(domain);
+  const relay = lists.isRelayDomain(domain);
+  flags.isFreeEmailAddress = lists.isFreeProvider(domain);
+  flags.isDisposableEmailAddress = disposable || relay;
+  // Step 3: no DNS query for a name that cannot exist.
+  if (!hasPublicTopLevel(domain)) return { status: 'DomainDoesNotExist' };
+  // Step 5: disposable domains, then relay services.
+  if (disposable) return { status: 'DomainIsWellKnownDea' };
+  if (relay) return { status: 'MailboxIsDea' };
+  if (context.checks === 'syntax') return { status: 'Success' };
+  return { status: null, probeAt: null };
+}
+
+/** One pass of the network stages: the status, whether the domain has MX records, or null if withdrawn. */
+export interface NetworkOutcome {
+  readonly status: StatusCode | null;
+  readonly hasMx: boolean;
+}
+
+export async function networkStages(
+  parsed: ParsedAddress,
+  probeAt: string | null,
+  context: StageContext,
+  flags: Flags,
+  owner: ProbeOwner,
+): Promise<NetworkOutcome> {
+  const domain = parsed.asciiDomainPart;
+  if (probeAt !== null) return { status: await probe(parsed, [{ host: '', priority: 0, addresses: [probeAt] }], context, owner), hasMx: false };
+
+  // Step 6: DNS.
+  const mailDomain = await resolveMailDomain(context.dns, domain, { allowPrivateAddresses: context.allowPrivateAddresses });
+  if (mailDomain.status !== null) return { status: mailDomain.status, hasMx: mailDomain.hasMx };
+
+  // Step 7: what the mail exchangers' host names tell.
+  for (const exchanger of mailDomain.exchangers) {
+    const category = context.lists.mailExchangerCategory(exchanger.host);
+    if (category === 'disposable') {
+      flags.isDisposableEmailAddress = true;
+      return { status: 'MailExchangerIsWellKnownDea', hasMx: mailDomain.hasMx };
+    }
+    if (category === 'parked') return { status: 'MailExchangerIsParked', hasMx: mailDomain.hasMx };
+    if (category === 'honeypot') return { status: 'MailExchangerIsHoneypot', hasMx: mailDomain.hasMx };
+  }
+  // Step 8: SMTP.
+  if (context.checks !== 'smtp' || context.prober === null) return { status: 'Success', hasMx: mailDomain.hasMx };
+  return { status: await probe(parsed, mailDomain.exchangers, context, owner), hasMx: mailDomain.hasMx };
+}
+
+/** RCPT TO takes the local part as written, without CFWS, and the ASCII domain (RFC 5321 §4.1.2). */
+function probe(
+  parsed: ParsedAddress,
+  exchangers: readonly MailExchanger[],
+  context: StageContext,
+  owner: ProbeOwner,
+): Promise<StatusCode | null> {
+  return context.prober!.probe({
+    domain: parsed.asciiDomainPart,
+    exchangers,
+    recipient: { address: `${parsed.localPart}@${parsed.asciiDomainPart}`, international: parsed.hasInternationalMailboxName },
+    owner,
+  });
+}
+
+/** The IP address inside an address literal (`[192.0.2.1]`, `[IPv6:2001:db8::1]`), in the form node:net reads. */
+function literalAddress(literal: string): string {
+  const inner = literal.slice(1, -1);
+  if (/^ipv6:/i.test(inner)) return inner.slice(5);
+  // IPv4 parts may have leading zeros in a literal (decisions.md §3); node:net does not read them.
+  return inner
+    .split('.')
+    .map((part) => String(Number(part)))
+    .join('.');
+}
