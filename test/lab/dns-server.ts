@@ -25,6 +25,8 @@ export interface ZoneRecords {
   delayMs?: number;
   /** Answer SERVFAIL this many times, then normally (counted per name, reset by setZones). */
   servfailTimes?: number;
+  /** Drop this many UDP queries unanswered, as a lossy network would, then answer (per name, reset by setZones). */
+  dropUdp?: number;
 }
 
 export type Zones = Record<string, ZoneRecords>;
@@ -39,7 +41,7 @@ export interface LabDnsServer {
   /** Every query received, in order (name lower-cased, without trailing dot). */
   readonly queries: Array<{ name: string; type: string; transport: Transport }>;
   queryCount(name?: string, type?: string): number;
-  /** Replace the data while running (also resets the servfailTimes counters). */
+  /** Replace the data while running (also resets the servfailTimes and dropUdp counters). */
   setZones(zones: Zones): void;
   /** Closes both sockets, every TCP connection and every pending delayed answer. */
   close(): Promise<void>;
@@ -149,6 +151,10 @@ function validateZones(zones: Zones): Map<string, ZoneRecords> {
     for (const { priority } of records.mx ?? []) {
       if (!Number.isInteger(priority) || priority < 0 || priority > 0xffff) throw problem(`MX priority ${priority}`);
     }
+    for (const field of ['servfailTimes', 'dropUdp'] as const) {
+      const count = records[field];
+      if (count !== undefined && !(Number.isInteger(count) && count >= 0)) throw problem(`${field} ${count}`);
+    }
     const { ttl } = records;
     if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 0 || ttl > 0x7fffffff)) throw problem(`ttl ${ttl}`);
     map.set(normalizeName(name), records);
@@ -162,6 +168,8 @@ class DnsLab implements LabDnsServer {
   private zones: Map<string, ZoneRecords>;
   /** How many SERVFAILs each name with servfailTimes has been given so far. */
   private readonly servfailsGiven = new Map<string, number>();
+  /** How many UDP queries have been dropped so far, per name with dropUdp. */
+  private readonly udpDropped = new Map<string, number>();
   private readonly connections = new Set<TcpSocket>();
   private readonly delayed = new Set<NodeJS.Timeout>();
   private closing: Promise<void> | undefined;
@@ -193,6 +201,7 @@ class DnsLab implements LabDnsServer {
   setZones(zones: Zones): void {
     this.zones = validateZones(zones);
     this.servfailsGiven.clear();
+    this.udpDropped.clear();
   }
 
   close(): Promise<void> {
@@ -281,6 +290,13 @@ class DnsLab implements LabDnsServer {
 
     const records = this.zones.get(name);
     if (records?.silent === true) return;
+    if (transport === 'udp' && records?.dropUdp !== undefined) {
+      const dropped = this.udpDropped.get(name) ?? 0;
+      if (dropped < records.dropUdp) {
+        this.udpDropped.set(name, dropped + 1);
+        return; // logged in `queries` (it arrived), never answered
+      }
+    }
     const answer = (): void => {
       const given = this.servfailsGiven.get(name) ?? 0;
       if (records?.servfailTimes !== undefined && given < records.servfailTimes) {
