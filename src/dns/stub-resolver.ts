@@ -115,7 +115,9 @@ function decodeOrNull(message: Buffer): DecodedPacket | null {
  */
 function recordsOfType(response: DecodedPacket, name: string, type: RecordType): Array<{ data: unknown; ttl: number }> {
   const answers: Answer[] = response.answers ?? [];
-  const ttlOf = (answer: Answer): number => ('ttl' in answer && typeof answer.ttl === 'number' ? answer.ttl : 0);
+  // RFC 2181 §8: a TTL with the most significant bit set is read as 0.
+  const ttlOf = (answer: Answer): number =>
+    'ttl' in answer && typeof answer.ttl === 'number' && answer.ttl <= 0x7fffffff ? answer.ttl : 0;
   let owner = name;
   let chainTtl = Infinity;
   const visited = new Set<string>();

@@ -1,5 +1,6 @@
 // The lab DNS server: a real authoritative DNS server on loopback, UDP and TCP on one port, answering from
-// in-memory zones, so that tests exercise Node's own resolver (c-ares) over real sockets rather than a mock.
+// in-memory zones, so that tests exercise real resolvers (Node's own, c-ares, and the engine's stub resolver) over real
+// sockets rather than a mock.
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, isIPv4, isIPv6, type Server as TcpServer, type Socket as TcpSocket } from 'node:net';
 import dnsPacket from 'dns-packet';
