@@ -152,6 +152,20 @@ describe('lost datagrams (RFC 1035 §4.2.1: retransmission)', () => {
   });
 });
 
+describe('an IPv6 server', () => {
+  it('is asked over udp6 and tcp6', async () => {
+    const server = await startDnsServer({ 'big.test': { mx: bigMx }, 'host.test': { aaaa: ['2001:db8::5'] } }, { host: '::1' });
+    try {
+      const r = createDefaultResolver({ servers: [server.address], timeoutMs: TIMEOUT_MS });
+      expect(await r.resolve6('host.test', { ttl: true })).toEqual([{ address: '2001:db8::5', ttl: 300 }]);
+      expect(await r.resolveMx('big.test')).toHaveLength(60);
+      expect(server.queries.map((q) => q.transport)).toEqual(['udp', 'udp', 'tcp']);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('several servers (RFC 1035 §7.2)', () => {
   it('a retransmission goes to the next server: a silent first server costs one interval, not the deadline', async () => {
     const mute = await startDnsServer({ 'host.test': { silent: true } });
