@@ -1,6 +1,6 @@
 /**
  * DNS lookups as the domain stage needs them: answers or error codes (never a thrown error), SERVFAIL and REFUSED
- * retried once (decisions.md §5), answers cached in a bounded LRU with TTLs taken from the answers, negative answers
+ * retried once (decisions.md §5), answers cached in a bounded LRU for the TTL of the answer (capped), negative answers
  * cached for a shorter time, and concurrent identical queries sharing one request.
  */
 import { LRUCache } from 'lru-cache';
@@ -50,25 +50,27 @@ export class DnsLookup {
     this.cache = new LRUCache<string, Cached>({ max: options.maxEntries ?? 10_000, ttl: this.maxTtlMs });
   }
 
-  /** MX records of `name`, as the resolver gives them (Node reports no TTL for MX: kept for `maxTtlMs`). */
+  /**
+   * MX records of `name`, kept for the least TTL of the answer; a resolver that reports no TTL (Node's, for MX) has
+   * them kept for `maxTtlMs`.
+   */
   mx(name: string): Promise<DnsAnswer<MxRecord[]>> {
-    return this.lookup(`MX ${name}`, async () => ({
-      records: await this.resolver.resolveMx(name),
-      ttlMs: this.maxTtlMs,
-    })) as Promise<DnsAnswer<MxRecord[]>>;
+    return this.lookup(`MX ${name}`, async () => {
+      const records = await this.resolver.resolveMx(name);
+      return { records, ttlMs: leastTtlMs(records) };
+    }) as Promise<DnsAnswer<MxRecord[]>>;
   }
 
-  /** IPv4 (family 4) or IPv6 (family 6) addresses of `name`. */
+  /** IPv4 (family 4) or IPv6 (family 6) addresses of `name`, kept for the least TTL of the answer. */
   addresses(name: string, family: 4 | 6): Promise<DnsAnswer<string[]>> {
     return this.lookup(`${family === 4 ? 'A' : 'AAAA'} ${name}`, async () => {
       const answers =
         family === 4 ? await this.resolver.resolve4(name, { ttl: true }) : await this.resolver.resolve6(name, { ttl: true });
-      const ttlSeconds = answers.reduce((min, answer) => Math.min(min, answer.ttl), Infinity);
-      return { records: answers.map((answer) => answer.address), ttlMs: ttlSeconds * 1000 };
+      return { records: answers.map((answer) => answer.address), ttlMs: leastTtlMs(answers) };
     }) as Promise<DnsAnswer<string[]>>;
   }
 
-  private lookup(key: string, query: () => Promise<{ records: MxRecord[] | string[]; ttlMs: number }>): Promise<Cached> {
+  private lookup(key: string, query: () => Promise<{ records: MxRecord[] | string[]; ttlMs: number | undefined }>): Promise<Cached> {
     const cached = this.cache.get(key);
     if (cached !== undefined) {
       this.stats.hits++;
@@ -82,13 +84,14 @@ export class DnsLookup {
     return request;
   }
 
-  private async ask(key: string, query: () => Promise<{ records: MxRecord[] | string[]; ttlMs: number }>): Promise<Cached> {
+  private async ask(key: string, query: () => Promise<{ records: MxRecord[] | string[]; ttlMs: number | undefined }>): Promise<Cached> {
     for (let attempt = 1; ; attempt++) {
       this.stats.queries++;
       try {
         const { records, ttlMs } = await query();
         const answer = { ok: true as const, records } as Cached;
-        const ttl = Math.min(Number.isFinite(ttlMs) ? ttlMs : this.maxTtlMs, this.maxTtlMs);
+        // RFC 1035 §3.2.1: a TTL of 0 is for the transaction in progress only (here: the lookups sharing it).
+        const ttl = Math.min(ttlMs ?? this.maxTtlMs, this.maxTtlMs);
         if (ttl > 0) this.cache.set(key, answer, { ttl });
         return answer;
       } catch (error) {
@@ -100,6 +103,15 @@ export class DnsLookup {
       }
     }
   }
+}
+
+/** The least TTL of the records in milliseconds, or undefined when no record reports a usable one. */
+function leastTtlMs(records: ReadonlyArray<{ ttl?: unknown }>): number | undefined {
+  let least: number | undefined;
+  for (const { ttl } of records) {
+    if (typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 0) least = Math.min(least ?? Infinity, ttl);
+  }
+  return least === undefined ? undefined : Math.floor(least * 1000);
 }
 
 /** The `code` of a DNS error; an error without one (a resolver of the host application's) counts as a bad answer. */

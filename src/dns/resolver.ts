@@ -1,15 +1,22 @@
 /**
- * The resolver interface through which every DNS query goes, and its default adaptor on `node:dns`.
+ * The resolver interface through which every DNS query goes, and the default resolver.
  *
  * The interface has the shape of Node's own `dns.promises.Resolver`, so an instance of it (or any object with these
  * three methods) can be passed as is. A failed query rejects with an error whose `code` is one of Node's DNS error
  * codes (`ENOTFOUND`, `ENODATA`, `ESERVFAIL`, `EREFUSED`, `ETIMEOUT`, `ECONNREFUSED`, ...).
  */
-import { promises as dns } from 'node:dns';
+import { parseServers, query, systemServers } from './stub-resolver.js';
+
+export { dnsError } from './stub-resolver.js';
 
 export interface MxRecord {
   exchange: string;
   priority: number;
+  /**
+   * Seconds the record may be cached. Node's resolver does not report it (the record is then cached for the cache's
+   * longest time); the default resolver does, and a TTL of 0 is then never served from the cache.
+   */
+  ttl?: number;
 }
 
 export interface AddressRecord {
@@ -24,47 +31,41 @@ export interface Resolver {
   resolve6(hostname: string, options: { ttl: true }): Promise<AddressRecord[]>;
 }
 
-export interface NodeResolverOptions {
-  /** DNS servers as `ip` or `ip:port` (`[ipv6]:port`); default: the system's. */
+export interface DefaultResolverOptions {
+  /** DNS servers as `ip` or `ip:port` (`[ipv6]:port`); default: the system's (`dns.getServers()`). */
   servers?: readonly string[];
-  /** A hard cap on each query, in milliseconds (default 5000). */
+  /** A hard cap on each query, retransmissions and TCP included, in milliseconds (default 5000). */
   timeoutMs?: number;
 }
 
-/** An error like the ones `node:dns` rejects with. */
-export function dnsError(code: string, syscall: string, hostname: string): Error & { code: string } {
-  return Object.assign(new Error(`${syscall} ${code} ${hostname}`), { code, syscall, hostname });
-}
-
 /**
- * The default resolver. Node's c-ares channel doubles its timeout on each retry (four tries by default), so a
- * query is made with one try and the timeout, and also raced against a deadline of our own: a query never takes
- * longer than `timeoutMs`.
+ * The default resolver: the stub resolver of `stub-resolver.ts`, which retransmits a lost datagram within the
+ * deadline and reports the TTL of every record, MX included. Throws a TypeError for a server it cannot read.
  */
-export function createNodeResolver(options: NodeResolverOptions = {}): Resolver {
+export function createDefaultResolver(options: DefaultResolverOptions = {}): Resolver {
   const timeoutMs = options.timeoutMs ?? 5000;
-  const resolver = new dns.Resolver({ timeout: timeoutMs, tries: 1 });
-  if (options.servers !== undefined && options.servers.length > 0) resolver.setServers([...options.servers]);
-
-  function withDeadline<T>(syscall: string, hostname: string, query: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(dnsError('ETIMEOUT', syscall, hostname)), timeoutMs);
-      query.then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      );
-    });
-  }
-
+  const servers = options.servers !== undefined && options.servers.length > 0 ? parseServers(options.servers) : systemServers();
   return {
-    resolveMx: (hostname) => withDeadline('queryMx', hostname, resolver.resolveMx(hostname)),
-    resolve4: (hostname) => withDeadline('queryA', hostname, resolver.resolve4(hostname, { ttl: true })),
-    resolve6: (hostname) => withDeadline('queryAaaa', hostname, resolver.resolve6(hostname, { ttl: true })),
+    async resolveMx(hostname) {
+      const { answers } = await query(servers, hostname, 'MX', timeoutMs, 'queryMx');
+      return answers.map(({ data, ttl }) => {
+        const { preference, exchange } = data as { preference?: number; exchange: string };
+        // The root (RFC 7505 null MX, `MX 0 .`) reads as '' as in Node; other names lose their trailing dot.
+        return { exchange: exchange === '.' ? '' : exchange.replace(/\.$/, ''), priority: preference ?? 0, ttl };
+      });
+    },
+    async resolve4(hostname) {
+      const { answers } = await query(servers, hostname, 'A', timeoutMs, 'queryA');
+      return answers.map(({ data, ttl }) => ({ address: data as string, ttl }));
+    },
+    async resolve6(hostname) {
+      const { answers } = await query(servers, hostname, 'AAAA', timeoutMs, 'queryAaaa');
+      return answers.map(({ data, ttl }) => ({ address: data as string, ttl }));
+    },
   };
 }
+
+/** The default resolver under the name the engine has imported it by. */
+export const createNodeResolver = createDefaultResolver;
+/** Its options under that name. */
+export type NodeResolverOptions = DefaultResolverOptions;

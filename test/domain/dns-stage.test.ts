@@ -1,10 +1,10 @@
 // The domain stage through the public createVerifier, against the lab DNS server on loopback (real UDP/TCP DNS,
-// answered by test/lab/dns-server.ts and read by Node's resolver): every DNS row of decisions.md §5.
+// answered by test/lab/dns-server.ts and read by the default resolver): every DNS row of decisions.md §5.
 import { createSocket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVerifier, type Resolver, type VerifierOptions } from '../../src/index.js';
 import { DnsLookup } from '../../src/dns/lookup.js';
-import { createNodeResolver } from '../../src/dns/resolver.js';
+import { createDefaultResolver } from '../../src/dns/resolver.js';
 import { resolveMailDomain } from '../../src/domain/mail-domain.js';
 import { startDnsServer, type LabDnsServer, type Zones } from '../lab/dns-server.js';
 
@@ -56,6 +56,11 @@ const ZONES: Zones = {
   // A typo of a common domain that exists, with MX records: no suggestion for it.
   'yaho.com': { mx: [{ priority: 10, exchange: 'mx1.mx-ok.com' }] },
   'mx.dea-lab.net': { a: [PUBLIC_A] },
+  // The first UDP query for each name is lost.
+  'lossy.com': { mx: [{ priority: 10, exchange: 'mx.lossy.com' }], dropUdp: 1 },
+  'mx.lossy.com': { a: [PUBLIC_A], aaaa: [PUBLIC_AAAA], dropUdp: 1 },
+  'zero-ttl.com': { mx: [{ priority: 10, exchange: 'mx1.mx-ok.com' }], ttl: 0 },
+  'two-second-ttl.com': { mx: [{ priority: 10, exchange: 'mx1.mx-ok.com' }], ttl: 2 },
 };
 
 let lab: LabDnsServer;
@@ -144,6 +149,14 @@ describe('DNS answers → statuses (decisions.md §5)', () => {
     expect(await statusOf('a@slow-exchange.com', { dns: { timeoutMs: 200 } })).toBe('DnsQueryTimeout');
   });
 
+  it('a lost datagram is sent again within dns.timeoutMs: no DnsQueryTimeout', async () => {
+    const from = lab.queries.length;
+    expect(await statusOf('a@lossy.com', { dns: { timeoutMs: 700 } })).toBe('Success');
+    const sent = lab.queries.slice(from).map((q) => `${q.name} ${q.type}`);
+    expect(sent.filter((q) => q === 'lossy.com MX')).toHaveLength(2);
+    expect(sent.filter((q) => q.startsWith('mx.lossy.com '))).toHaveLength(3); // A and AAAA, one of them lost once
+  });
+
   it('a socket failure (nothing listening): DnsConnectionFailure', async () => {
     const socket = createSocket('udp4');
     await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
@@ -158,7 +171,7 @@ describe('DNS answers → statuses (decisions.md §5)', () => {
 });
 
 describe('mail exchangers', () => {
-  const lookup = () => new DnsLookup(createNodeResolver({ servers: [lab.address], timeoutMs: 400 }));
+  const lookup = () => new DnsLookup(createDefaultResolver({ servers: [lab.address], timeoutMs: 400 }));
 
   it('are sorted by preference, each with its addresses', async () => {
     expect(await resolveMailDomain(lookup(), 'mx-ok.com', { allowPrivateAddresses: false })).toEqual({
@@ -277,6 +290,30 @@ describe('the DNS cache', () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     await v.verify('b@short-ttl.com');
     expect(lab.queryCount('mx.short-ttl.com', 'A') - before).toBe(1);
+  });
+
+  it('never serves an MX of TTL 0 from the cache (RFC 1035 §3.2.1)', async () => {
+    const v = verifier();
+    const before = lab.queryCount('zero-ttl.com', 'MX');
+    expect((await v.verify('a@zero-ttl.com')).status).toBe('Success');
+    expect((await v.verify('b@zero-ttl.com')).status).toBe('Success');
+    expect(lab.queryCount('zero-ttl.com', 'MX') - before).toBe(2);
+    expect(v.stats().dns.hits).toBeGreaterThan(0); // the exchange's addresses (TTL 300) did come from the cache
+  });
+
+  it('keeps an MX of TTL 2 s for 2 s, then asks again', async () => {
+    const v = verifier();
+    const before = lab.queryCount('two-second-ttl.com', 'MX');
+    const started = performance.now();
+    await v.verify('a@two-second-ttl.com');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await v.verify('b@two-second-ttl.com');
+    const afterOneSecond = lab.queryCount('two-second-ttl.com', 'MX');
+    // Unless the machine stalled for a second, the answer was still fresh.
+    if (performance.now() - started < 1900) expect(afterOneSecond - before).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 2100 - (performance.now() - started))));
+    await v.verify('c@two-second-ttl.com');
+    expect(lab.queryCount('two-second-ttl.com', 'MX') - afterOneSecond).toBe(1);
   });
 
   it('keeps at most maxEntries answers', async () => {

@@ -32,6 +32,7 @@ const ZONES: Zones = {
   'formerr.test': { rcode: 'FORMERR' },
   'nxdomain.test': { rcode: 'NXDOMAIN' },
   'flaky.test': { mx: [{ priority: 10, exchange: 'mx.flaky.test' }], servfailTimes: 1 },
+  'lossy.test': { a: ['192.0.2.6'], dropUdp: 2 },
   'silent.test': { silent: true },
   'slow.test': { a: ['192.0.2.5'], delayMs: 150 },
   'big.test': { mx: bigMx },
@@ -135,6 +136,24 @@ describe('answers through node:dns', () => {
     expect(lab.queryCount('flaky.test', 'MX')).toBe(2);
   });
 
+  it('dropUdp: 2 leaves two UDP queries unanswered (but logged), answers the third, and never drops TCP', async () => {
+    const quick = await resolverFor(lab, 100);
+    await expect(quick.resolve4('lossy.test')).rejects.toMatchObject({ code: 'ETIMEOUT' });
+    await expect(quick.resolve4('lossy.test')).rejects.toMatchObject({ code: 'ETIMEOUT' });
+    expect(await quick.resolve4('lossy.test')).toEqual(['192.0.2.6']);
+    expect(lab.queryCount('lossy.test')).toBe(3);
+    const server = await startDnsServer({ 'tcp.test': { a: ['192.0.2.7'], dropUdp: 1 } });
+    try {
+      const [response] = await tcpExchangeWith(server, [frame(query('tcp.test', 'A', 31))], 1);
+      expect(response?.answers?.map(dataOf)).toEqual(['192.0.2.7']);
+      server.setZones({ 'tcp.test': { a: ['192.0.2.8'], dropUdp: 1 } }); // the count starts again
+      await expect((await resolverFor(server, 100)).resolve4('tcp.test')).rejects.toMatchObject({ code: 'ETIMEOUT' });
+      expect(server.queries.map((q) => q.transport)).toEqual(['tcp', 'udp']);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('silent: no answer, ETIMEOUT', async () => {
     const started = Date.now();
     await expect(resolver.resolveMx('silent.test')).rejects.toMatchObject({ code: 'ETIMEOUT' });
@@ -201,6 +220,8 @@ describe('answers through node:dns', () => {
     expect(() => lab.setZones({ 'bad.test': { aaaa: ['192.0.2.1'] } })).toThrow(/not an IPv6 address/);
     expect(() => lab.setZones({ 'bad.test': { cname: `${'x'.repeat(64)}.test` } })).toThrow(/not a valid domain/);
     expect(() => lab.setZones({ 'bad..test': { a: ['192.0.2.1'] } })).toThrow(/not a valid domain/);
+    expect(() => lab.setZones({ 'bad.test': { dropUdp: -1 } })).toThrow(/dropUdp -1/);
+    expect(() => lab.setZones({ 'bad.test': { servfailTimes: 1.5 } })).toThrow(/servfailTimes 1.5/);
     expect(await resolver.resolveMx('mx.test')).toHaveLength(2); // the zones in place are kept
   });
 
@@ -286,8 +307,12 @@ function frame(message: Buffer): Buffer {
 }
 
 /** Writes the chunks one by one on one TCP connection and collects `expected` length-prefixed responses. */
-async function tcpExchange(chunks: Buffer[], expected: number): Promise<DecodedPacket[]> {
-  const socket = connect(lab.port, lab.host);
+function tcpExchange(chunks: Buffer[], expected: number): Promise<DecodedPacket[]> {
+  return tcpExchangeWith(lab, chunks, expected);
+}
+
+async function tcpExchangeWith(server: LabDnsServer, chunks: Buffer[], expected: number): Promise<DecodedPacket[]> {
+  const socket = connect(server.port, server.host);
   try {
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     const responses = new Promise<DecodedPacket[]>((resolve, reject) => {

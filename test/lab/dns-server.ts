@@ -1,5 +1,6 @@
 // The lab DNS server: a real authoritative DNS server on loopback, UDP and TCP on one port, answering from
-// in-memory zones, so that tests exercise Node's own resolver (c-ares) over real sockets rather than a mock.
+// in-memory zones, so that tests exercise real resolvers (Node's own, c-ares, and the engine's stub resolver) over real
+// sockets rather than a mock.
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, isIPv4, isIPv6, type Server as TcpServer, type Socket as TcpSocket } from 'node:net';
 import dnsPacket from 'dns-packet';
@@ -25,6 +26,8 @@ export interface ZoneRecords {
   delayMs?: number;
   /** Answer SERVFAIL this many times, then normally (counted per name, reset by setZones). */
   servfailTimes?: number;
+  /** Drop this many UDP queries unanswered, as a lossy network would, then answer (per name, reset by setZones). */
+  dropUdp?: number;
 }
 
 export type Zones = Record<string, ZoneRecords>;
@@ -39,7 +42,7 @@ export interface LabDnsServer {
   /** Every query received, in order (name lower-cased, without trailing dot). */
   readonly queries: Array<{ name: string; type: string; transport: Transport }>;
   queryCount(name?: string, type?: string): number;
-  /** Replace the data while running (also resets the servfailTimes counters). */
+  /** Replace the data while running (also resets the servfailTimes and dropUdp counters). */
   setZones(zones: Zones): void;
   /** Closes both sockets, every TCP connection and every pending delayed answer. */
   close(): Promise<void>;
@@ -149,6 +152,10 @@ function validateZones(zones: Zones): Map<string, ZoneRecords> {
     for (const { priority } of records.mx ?? []) {
       if (!Number.isInteger(priority) || priority < 0 || priority > 0xffff) throw problem(`MX priority ${priority}`);
     }
+    for (const field of ['servfailTimes', 'dropUdp'] as const) {
+      const count = records[field];
+      if (count !== undefined && !(Number.isInteger(count) && count >= 0)) throw problem(`${field} ${count}`);
+    }
     const { ttl } = records;
     if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 0 || ttl > 0x7fffffff)) throw problem(`ttl ${ttl}`);
     map.set(normalizeName(name), records);
@@ -162,6 +169,8 @@ class DnsLab implements LabDnsServer {
   private zones: Map<string, ZoneRecords>;
   /** How many SERVFAILs each name with servfailTimes has been given so far. */
   private readonly servfailsGiven = new Map<string, number>();
+  /** How many UDP queries have been dropped so far, per name with dropUdp. */
+  private readonly udpDropped = new Map<string, number>();
   private readonly connections = new Set<TcpSocket>();
   private readonly delayed = new Set<NodeJS.Timeout>();
   private closing: Promise<void> | undefined;
@@ -193,6 +202,7 @@ class DnsLab implements LabDnsServer {
   setZones(zones: Zones): void {
     this.zones = validateZones(zones);
     this.servfailsGiven.clear();
+    this.udpDropped.clear();
   }
 
   close(): Promise<void> {
@@ -281,6 +291,13 @@ class DnsLab implements LabDnsServer {
 
     const records = this.zones.get(name);
     if (records?.silent === true) return;
+    if (transport === 'udp' && records?.dropUdp !== undefined) {
+      const dropped = this.udpDropped.get(name) ?? 0;
+      if (dropped < records.dropUdp) {
+        this.udpDropped.set(name, dropped + 1);
+        return; // logged in `queries` (it arrived), never answered
+      }
+    }
     const answer = (): void => {
       const given = this.servfailsGiven.get(name) ?? 0;
       if (records?.servfailTimes !== undefined && given < records.servfailTimes) {
