@@ -65,7 +65,3 @@ export function createDefaultResolver(options: DefaultResolverOptions = {}): Res
   };
 }
 
-/** The default resolver under the name the engine has imported it by. */
-export const createNodeResolver = createDefaultResolver;
-/** Its options under that name. */
-export type NodeResolverOptions = DefaultResolverOptions;

@@ -10,6 +10,7 @@ import { resolveMailDomain, type MailExchanger } from '../domain/mail-domain.js'
 import { hasPublicTopLevel } from '../domain/top-level.js';
 import type { Lists } from '../lists/lists.js';
 import { classifyAddress } from '../net/ip-ranges.js';
+import { literalIpAddress } from '../net/literal-address.js';
 import type { ProbeOwner, SmtpProber } from '../smtp/prober.js';
 import type { StatusCode } from '../status/catalogue.js';
 import type { ParsedAddress } from '../syntax/types.js';
@@ -50,8 +51,8 @@ export function offlineStages(
     flags.isFreeEmailAddress = false;
     flags.isDisposableEmailAddress = false;
     // Step 2: a literal must be a global address unless the caller allows others; it skips steps 3 and 5-7.
-    const address = literalAddress(domain);
-    if (classifyAddress(address) !== 'global' && !context.allowPrivateAddresses) {
+    const address = literalIpAddress(domain);
+    if (address === null || (classifyAddress(address) !== 'global' && !context.allowPrivateAddresses)) {
       return { status: 'UnacceptableDomainLiteral', syntaxFailureIndex: domainStart };
     }
     // Step 8: probed at that address (decisions.md §4).
@@ -118,15 +119,4 @@ function probe(
     recipient: { address: `${parsed.localPart}@${parsed.asciiDomainPart}`, international: parsed.hasInternationalMailboxName },
     owner,
   });
-}
-
-/** The IP address inside an address literal (`[192.0.2.1]`, `[IPv6:2001:db8::1]`), in the form node:net reads. */
-function literalAddress(literal: string): string {
-  const inner = literal.slice(1, -1);
-  if (/^ipv6:/i.test(inner)) return inner.slice(5);
-  // IPv4 parts may have leading zeros in a literal (decisions.md §3); node:net does not read them.
-  return inner
-    .split('.')
-    .map((part) => String(Number(part)))
-    .join('.');
 }

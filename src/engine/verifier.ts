@@ -8,7 +8,7 @@
 import { hostname } from 'node:os';
 import { classificationOf, type StatusCode } from '../status/catalogue.js';
 import { DnsLookup, type DnsCacheOptions, type DnsStats } from '../dns/lookup.js';
-import { createNodeResolver, type Resolver } from '../dns/resolver.js';
+import { createDefaultResolver, type Resolver } from '../dns/resolver.js';
 import { limitResolver } from '../dns/limit.js';
 import { createLists, type ListsOptions } from '../lists/lists.js';
 import { createNodemailerTransport } from '../smtp/nodemailer-transport.js';
@@ -31,9 +31,9 @@ export interface VerifierOptions {
   dns?: {
     /** DNS servers (`ip` or `ip:port`) for the default resolver; default: the system's. */
     servers?: string[];
-    /** A hard cap on each DNS query (default 5000 ms). */
+    /** A hard cap on each DNS query, retransmissions and TCP included (default 5000 ms). */
     timeoutMs?: number;
-    /** A resolver of the host application's, used instead of Node's (see `Resolver`). */
+    /** A resolver of the host application's (see `Resolver`; an instance of Node's `dns.promises.Resolver` will do). */
     resolver?: Resolver;
     /** Bounds and lifetimes of the DNS cache. */
     cache?: DnsCacheOptions;
@@ -223,7 +223,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const checks = options.checks ?? 'smtp';
   const quality = QUALITY_LEVELS[options.quality ?? 'Standard'];
   const prober = checks === 'smtp' ? createProber(options, quality) : null;
-  const resolver = options.dns?.resolver ?? createNodeResolver({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs });
+  const resolver = options.dns?.resolver ?? createDefaultResolver({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs });
   const dns = new DnsLookup(limitResolver(resolver, options.dns?.maxQueriesInFlight ?? 100), options.dns?.cache);
   const suggester = options.suggestions === false ? null : createSuggester();
   const classifications = options.classifications;
