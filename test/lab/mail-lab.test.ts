@@ -12,6 +12,8 @@ import { REPLIES, startMailLab, type MailLab, type MailLabScenario, type ServerS
 
 class RawClient {
   received = '';
+  /** What each read returned, in order (a reply sent in one write arrives as one chunk on loopback). */
+  chunks: string[] = [];
   private socket: Socket | TLSSocket;
   private buffer = '';
   private readonly lines: string[] = [];
@@ -50,6 +52,7 @@ class RawClient {
     socket.on('data', (chunk: Buffer) => {
       const text = chunk.toString('utf8');
       this.received += text;
+      this.chunks.push(text);
       this.buffer += text;
       for (let end = this.buffer.indexOf('\r\n'); end >= 0; end = this.buffer.indexOf('\r\n')) {
         this.lines.push(this.buffer.slice(0, end));
@@ -226,6 +229,17 @@ const SCENARIO: MailLabScenario = {
     tlsslow: { mailboxes: ['alice', 'bob'], starttls: true, delayMs: { starttls: 50, 'rcpt:bob': 200 } },
     'parity-ss': PARITY,
     'parity-raw': { ...PARITY, engine: 'raw' },
+    omitbob: { mailboxes: ['alice', 'bob', 'carol'], maxRecipients: 2, omit: 'rcpt:bob' },
+    omitmany: { mailboxes: ['alice'], omit: ['ehlo', 'rset'] },
+    extra: { mailboxes: ['alice'], extra: 'rcpt:alice' },
+    twice: { mailboxes: ['alice'], doubleReplies: true },
+    norset: { mailboxes: ['alice'], rset: '550 5.5.0 No' },
+    okrset: { mailboxes: ['alice'], rset: '250 2.0.0 Fine' },
+    lagged: { mailboxes: ['alice'], replyDelayMs: 150 },
+    laggeddrop: { mailboxes: ['alice'], replyDelayMs: 100, drop: 'rcpt' },
+    laggedtls: { mailboxes: ['alice'], starttls: true, replyDelayMs: 50 },
+    greywin: { mailboxes: ['alice'], greylistMs: 150 },
+    greylong: { mailboxes: ['alice'], greylistMs: 60_000 },
   },
   domains: {
     'strict.test': ['strict'],
@@ -283,6 +297,62 @@ describe('addresses, port and DNS', () => {
   it('refuses connections on the `refused` address', async () => {
     await expect(RawClient.open(lab, 'refused')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
   });
+
+  it('listens on the port the scenario names, and says so when it is taken', async () => {
+    const probe = await startMailLab({ servers: { a: {} } });
+    const port = probe.port;
+    await probe.close();
+    const local = await startMailLab({ port, engine: 'raw', servers: { a: {}, b: {} } });
+    try {
+      expect(local.port).toBe(port);
+      const client = await RawClient.open(local, 'b');
+      expect(await client.reply()).toBe('220 b.mx.lab.test ESMTP');
+      await quit(client);
+      await expect(startMailLab({ port, servers: { a: {} } })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('goes on to 127.0.1.1 after 127.0.0.254, for labs of more than 253 servers', async () => {
+    const servers = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`s${i}`, { engine: 'raw' as const }]));
+    const local = await startMailLab({ servers, domains: { 'last.test': ['s299'] } });
+    try {
+      expect(local.addressOf('s0')).toBe('127.0.0.2');
+      expect(local.addressOf('s252')).toBe('127.0.0.254');
+      expect(local.addressOf('s253')).toBe('127.0.1.1');
+      expect(local.addressOf('s299')).toBe('127.0.1.47');
+      expect(local.addressOf('refused')).toBe('127.0.1.48');
+      const resolver = new dns.Resolver({ timeout: 500, tries: 1 });
+      resolver.setServers([local.dnsAddress]);
+      expect(await resolver.resolve4(local.hostOf('s299'))).toEqual(['127.0.1.47']);
+      const client = await RawClient.open(local, 's299');
+      expect(await client.reply()).toBe('220 s299.mx.lab.test ESMTP');
+      await quit(client);
+    } finally {
+      await local.close();
+    }
+  });
+
+  // A lower bound only: a loaded machine may answer later, never sooner.
+  it('dnsDelayMs delays every answer of the zones the lab builds, also after setDomains', async () => {
+    const local = await startMailLab({ dnsDelayMs: 120, servers: { a: {} }, domains: { 'a.test': ['a'] } });
+    try {
+      const resolver = new dns.Resolver({ timeout: 2000, tries: 1 });
+      resolver.setServers([local.dnsAddress]);
+      const timed = async (lookup: () => Promise<unknown>): Promise<number> => {
+        const started = performance.now();
+        await lookup();
+        return performance.now() - started;
+      };
+      expect(await timed(() => resolver.resolveMx('a.test'))).toBeGreaterThanOrEqual(115);
+      expect(await timed(() => resolver.resolve4(local.hostOf('a')))).toBeGreaterThanOrEqual(115);
+      local.setDomains({ 'b.test': ['a'] });
+      expect(await timed(() => resolver.resolveMx('b.test'))).toBeGreaterThanOrEqual(115);
+    } finally {
+      await local.close();
+    }
+  });
 });
 
 describe('engines', () => {
@@ -290,6 +360,8 @@ describe('engines', () => {
     const onSmtpServer = ['strict', 'catchall', 'grey', 'quota', 'picky', 'nosender', 'closing', 'slow', 'tls'];
     for (const name of onSmtpServer) expect([name, lab.engineOf(name)]).toEqual([name, 'smtp-server']);
     const onRaw = ['multi', 'banned', 'busy', 'dropper', 'silent', 'mute', 'slowraw', 'sync', 'tlsraw', 'garbage'];
+    onRaw.push('omitbob', 'omitmany', 'extra', 'twice', 'norset', 'okrset', 'lagged', 'laggeddrop', 'laggedtls');
+    expect(lab.engineOf('greywin')).toBe('smtp-server');
     for (const name of onRaw) {
       expect([name, lab.engineOf(name)]).toEqual([name, 'raw']);
     }
@@ -306,6 +378,42 @@ describe('engines', () => {
     await expect(startMailLab({ servers: {}, domains: { 'a.test': ['ghost'] } })).rejects.toThrow(
       /unknown exchanger "ghost"/,
     );
+    for (const [spec, obstacle] of [
+      [{ omit: 'rcpt' }, 'omit'],
+      [{ extra: 'mail' }, 'extra'],
+      [{ doubleReplies: true }, 'doubleReplies'],
+      [{ rset: '550 5.5.0 No' }, 'rset'],
+      [{ replyDelayMs: 30 }, 'replyDelayMs'],
+    ] as const) {
+      await expect(startMailLab({ servers: { x: { engine: 'smtp-server', ...spec } } })).rejects.toThrow(
+        `smtp-server cannot do ${obstacle}`,
+      );
+    }
+    await expect(startMailLab({ servers: { x: { omit: 'rpct' as 'rcpt' } } })).rejects.toThrow(/unknown trigger/);
+    await expect(startMailLab({ servers: { x: { replyDelayMs: -1 } } })).rejects.toThrow(/replyDelayMs must be/);
+    await expect(startMailLab({ dnsDelayMs: Number.NaN })).rejects.toThrow(/dnsDelayMs must be/);
+    await expect(startMailLab({ port: 70_000 })).rejects.toThrow(/port must be/);
+  });
+
+  it('a scenario-wide replyDelayMs puts every server that sets none on the raw responder', async () => {
+    const local = await startMailLab({
+      replyDelayMs: 40,
+      servers: { lagging: { mailboxes: ['alice'] }, prompt: { mailboxes: ['alice'], replyDelayMs: 0 } },
+    });
+    try {
+      expect(local.engineOf('lagging')).toBe('raw');
+      expect(local.engineOf('prompt')).toBe('smtp-server');
+      const started = performance.now();
+      const client = await RawClient.open(local, 'lagging');
+      expect(await client.reply()).toBe('220 lagging.mx.lab.test ESMTP');
+      expect(performance.now() - started).toBeGreaterThanOrEqual(40);
+      await quit(client);
+    } finally {
+      await local.close();
+    }
+    await expect(
+      startMailLab({ replyDelayMs: 40, servers: { x: { engine: 'smtp-server' } } }),
+    ).rejects.toThrow(/smtp-server cannot do replyDelayMs/);
   });
 
   // Only lower bounds: a loaded machine may be slower, never faster (no upper time bounds in tests).
@@ -671,6 +779,159 @@ describe('delays per recipient, and a delayed STARTTLS (raw responder)', () => {
   });
 });
 
+describe('hostile replies (raw responder)', () => {
+  it('omit: no reply at all to that command, which is still carried out; later ones are answered', async () => {
+    const { client } = await session(lab, 'omitbob');
+    await client.command('MAIL FROM:<probe@client.test>');
+    client.received = '';
+    client.write(
+      'RCPT TO:<alice@omitbob.test>\r\nRCPT TO:<bob@omitbob.test>\r\nRCPT TO:<carol@omitbob.test>\r\nNOOP\r\n',
+    );
+    await client.replies(3);
+    // bob's RCPT got no reply but was accepted: carol is the third recipient of a 2-recipient server.
+    expect(client.received).toBe('250 2.1.5 Accepted\r\n452 4.5.3 Error: too many recipients\r\n250 2.0.0 OK\r\n');
+    await quit(client);
+
+    const many = await RawClient.open(lab, 'omitmany');
+    expect(await many.reply()).toBe('220 omitmany.mx.lab.test ESMTP');
+    many.received = '';
+    many.write('EHLO client.test\r\nMAIL FROM:<probe@client.test>\r\nRSET\r\nNOOP\r\n');
+    await many.replies(2);
+    expect(many.received).toBe('250 2.1.0 Accepted\r\n250 2.0.0 OK\r\n');
+    await quit(many);
+  });
+
+  it('extra: one unsolicited reply right after the reply to that command, in the same write', async () => {
+    const { client } = await session(lab, 'extra');
+    await client.command('MAIL FROM:<probe@client.test>');
+    client.received = '';
+    client.chunks = [];
+    client.write('RCPT TO:<alice@extra.test>\r\n');
+    await client.replies(2);
+    expect(client.chunks).toEqual(['250 2.1.5 Accepted\r\n250 2.0.0 Unsolicited\r\n']);
+    client.received = '';
+    expect(await client.command('RCPT TO:<bob@extra.test>')).toBe(REPLIES.unknownUser('bob@extra.test'));
+    expect(client.received).toBe(`${REPLIES.unknownUser('bob@extra.test')}\r\n`);
+    await quit(client);
+  });
+
+  it('doubleReplies: every reply after the greeting comes twice, in one write', async () => {
+    const client = await RawClient.open(lab, 'twice');
+    expect(await client.reply()).toBe('220 twice.mx.lab.test ESMTP');
+    expect(client.received).toBe('220 twice.mx.lab.test ESMTP\r\n');
+    client.received = '';
+    client.chunks = [];
+    client.write('EHLO client.test\r\n');
+    const [first, second] = await client.replies(2);
+    expect(first).toMatch(/^250-twice\.mx\.lab\.test Nice to meet you/);
+    expect(second).toBe(first);
+    const ehloWire = `${(first ?? '').split('\n').join('\r\n')}\r\n`;
+    expect(client.chunks).toEqual([ehloWire + ehloWire]);
+    client.received = '';
+    client.chunks = [];
+    client.write('MAIL FROM:<probe@client.test>\r\n');
+    await client.replies(2);
+    expect(client.chunks).toEqual(['250 2.1.0 Accepted\r\n250 2.1.0 Accepted\r\n']);
+    client.received = '';
+    client.write('QUIT\r\n');
+    await client.closed;
+    expect(client.received).toBe('221 2.0.0 Bye\r\n221 2.0.0 Bye\r\n');
+  });
+
+  it('rset: the configured RSET reply; only a 2xx one resets the transaction', async () => {
+    const no = await session(lab, 'norset');
+    await no.client.command('MAIL FROM:<probe@client.test>');
+    no.client.received = '';
+    expect(await no.client.command('RSET')).toBe('550 5.5.0 No');
+    expect(no.client.received).toBe('550 5.5.0 No\r\n');
+    expect(await no.client.command('MAIL FROM:<probe@client.test>')).toBe(REPLIES.nestedMail);
+    await quit(no.client);
+
+    const ok = await session(lab, 'okrset');
+    await ok.client.command('MAIL FROM:<probe@client.test>');
+    expect(await ok.client.command('RSET')).toBe('250 2.0.0 Fine');
+    expect(await ok.client.command('MAIL FROM:<probe@client.test>')).toBe(REPLIES.mailOk);
+    await quit(ok.client);
+  });
+
+  it('greylistMs: every attempt within the window after the first one gets 450 4.7.1, then it passes', async () => {
+    for (const name of ['greywin', 'greylong']) {
+      const { client } = await session(lab, name);
+      await client.command('MAIL FROM:<probe@client.test>');
+      expect(await client.command(`RCPT TO:<alice@${name}.test>`)).toBe(REPLIES.greylisted(`alice@${name}.test`));
+      await quit(client);
+    }
+    await sleep(200); // past greywin's 150 ms window, far within greylong's minute
+    for (const [name, expected] of [
+      ['greywin', REPLIES.rcptOk],
+      ['greylong', REPLIES.greylisted('alice@greylong.test')],
+    ] as const) {
+      const { client } = await session(lab, name);
+      await client.command('MAIL FROM:<probe@client.test>');
+      expect(await client.command(`RCPT TO:<alice@${name}.test>`)).toBe(expected);
+      await quit(client);
+    }
+  });
+});
+
+// Lower bounds only: a loaded machine may deliver later, never sooner.
+describe('replyDelayMs: a delay line on the server output (raw responder)', () => {
+  it('delays the greeting and every reply; a pipelined group comes back in one write, in order', async () => {
+    const opened = performance.now();
+    const client = await RawClient.open(lab, 'lagged');
+    expect(await client.reply()).toBe('220 lagged.mx.lab.test ESMTP');
+    expect(performance.now() - opened).toBeGreaterThanOrEqual(150);
+    client.received = '';
+    client.chunks = [];
+    const sent = performance.now();
+    client.write(
+      'EHLO client.test\r\nMAIL FROM:<probe@client.test>\r\nRCPT TO:<alice@lagged.test>\r\n' +
+        'RCPT TO:<bob@lagged.test>\r\nNOOP\r\n',
+    );
+    await client.replies(5);
+    expect(performance.now() - sent).toBeGreaterThanOrEqual(150);
+    expect(client.chunks).toHaveLength(1);
+    const ehlo = client.received.slice(0, client.received.indexOf('250 SIZE 10485760\r\n') + 19);
+    expect(ehlo).toMatch(/^250-lagged\.mx\.lab\.test Nice to meet you, \[127\.0\.0\.1\]\r\n(?:250-.*\r\n)*250 SIZE/);
+    const unknown = REPLIES.unknownUser('bob@lagged.test');
+    expect(client.received).toBe(`${ehlo}250 2.1.0 Accepted\r\n250 2.1.5 Accepted\r\n${unknown}\r\n250 2.0.0 OK\r\n`);
+    await quit(client);
+  });
+
+  it('keeps byte order across overlapping writes, and closes only after the last reply is out', async () => {
+    const { client } = await session(lab, 'lagged');
+    client.received = '';
+    client.write('NOOP\r\n');
+    await sleep(20);
+    client.write('RSET\r\n');
+    await sleep(20);
+    const sent = performance.now();
+    client.write('QUIT\r\n');
+    await client.closed;
+    expect(performance.now() - sent).toBeGreaterThanOrEqual(150);
+    expect(client.received).toBe('250 2.0.0 OK\r\n250 2.0.0 Flushed\r\n221 2.0.0 Bye\r\n');
+  });
+
+  it('a drop reaches the client after the replies still in the delay line', async () => {
+    const client = await RawClient.open(lab, 'laggeddrop');
+    client.write('EHLO client.test\r\nMAIL FROM:<probe@client.test>\r\nRCPT TO:<alice@laggeddrop.test>\r\n');
+    await client.closed;
+    expect(client.received).toMatch(/^220 laggeddrop\.mx\.lab\.test ESMTP\r\n250-laggeddrop/);
+    expect(client.received.endsWith('250 SIZE 10485760\r\n250 2.1.0 Accepted\r\n')).toBe(true);
+  });
+
+  it('STARTTLS behind a delay line: the upgrade waits for the 220, then the dialog runs over TLS', async () => {
+    const { client } = await session(lab, 'laggedtls');
+    client.write('STARTTLS\r\n');
+    expect(await client.reply()).toBe(REPLIES.starttls);
+    await client.startTls();
+    await client.command('EHLO client.test');
+    await client.command('MAIL FROM:<probe@client.test>');
+    expect(await client.command('RCPT TO:<alice@laggedtls.test>')).toBe(REPLIES.rcptOk);
+    await quit(client);
+  });
+});
+
 describe('wire handling, transcripts and counters', () => {
   for (const name of ['strict', 'multi']) {
     it(`${name}: pipelined commands in one chunk, and commands split across chunks`, async () => {
@@ -837,6 +1098,7 @@ describe('close', () => {
         hang: { silent: 'greeting' },
         late: { mailboxes: ['alice'], delayMs: { rcpt: 60_000 } },
         lateraw: { mailboxes: ['alice'], delayMs: { rcpt: 60_000 }, engine: 'raw' },
+        laggard: { replyDelayMs: 60_000 },
       },
       domains: { 'x.test': ['plain'] },
     });
@@ -858,8 +1120,10 @@ describe('close', () => {
       client.write(`RCPT TO:<alice@${name}.test>\r\n`);
       clients.push(client);
     }
+    // And one whose greeting sits in a delay line.
+    clients.push(await RawClient.open(local, 'laggard'));
     await sleep(20);
-    expect(local.stats().open).toBe(5);
+    expect(local.stats().open).toBe(6);
 
     await local.close();
     await Promise.all(clients.map((client) => client.closed));

@@ -1,6 +1,6 @@
 // The mail lab: the lab DNS server plus SMTP servers on loopback, built from a declarative scenario, for end-to-end
-// tests and benchmarks of the engine. Every server has its own address 127.0.0.N (N from 2 up) and all share one
-// port, so the engine can be pointed at the lab with `smtp: { port: lab.port }`. See README.md ("The mail lab").
+// tests and benchmarks of the engine. Every server has its own address 127.0.M.N (from 127.0.0.2 up) and all share
+// one port, so the engine can be pointed at the lab with `smtp: { port: lab.port }`. See README.md ("Mail lab").
 import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
@@ -21,6 +21,7 @@ import {
   zeroCounters,
   type ConnectionContext,
   type Counters,
+  type GreylistEntry,
   type Reply,
   type ServerSpec,
 } from './smtp-responder.js';
@@ -41,6 +42,12 @@ export type DomainSpec = Exchanger[] | ZoneRecords;
 export interface MailLabScenario {
   /** The engine of every server that does not name its own (e.g. 'raw' for benchmarks: no 100 ms greeting delay). */
   engine?: Engine;
+  /** The `replyDelayMs` of every server that does not set its own (raw responder only; 0 leaves it off). */
+  replyDelayMs?: number;
+  /** A DNS answer delay put on every zone the lab builds (its own `delayMs` wins), e.g. for benchmarks. */
+  dnsDelayMs?: number;
+  /** The SMTP port every server listens on (e.g. 25, for clients that hard-code it). Default: a free port. */
+  port?: number;
   servers?: Record<string, ServerSpec>;
   domains?: Record<string, DomainSpec>;
 }
@@ -95,8 +102,9 @@ export interface MailLab {
 export const REFUSED = 'refused';
 export const HOST_SUFFIX = 'mx.lab.test';
 
-const FIRST_HOST_NUMBER = 2;
 const BIND_ATTEMPTS = 10;
+/** Enough for large benchmark labs; the addresses run 127.0.0.2 ... 127.0.0.254, 127.0.1.1 ... */
+const MAX_ADDRESSES = 10_000;
 const SMTP_SERVER_DELAYS = new Set(['greeting', 'mail', 'rcpt']);
 const NAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const TLS_DIR = new URL('./tls/', import.meta.url);
@@ -130,6 +138,19 @@ function checkReply(where: string, reply: unknown): void {
   if (typeof reply !== 'string' || reply.trim() === '') fail(`${where} must be a non-empty reply string`);
 }
 
+function checkDelay(where: string, ms: unknown): void {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) fail(`${where} must be a number >= 0`);
+}
+
+/**
+ * The i-th lab address (0: 127.0.0.2). Host numbers run 1..254 in each 127.0.M.0/24, skipping 127.0.0.1, which
+ * the DNS server holds. All of 127.0.0.0/8 is loopback (RFC 1122 3.2.1.3).
+ */
+function labAddress(index: number): string {
+  const slot = index + 1;
+  return `127.0.${Math.floor(slot / 254)}.${(slot % 254) + 1}`;
+}
+
 function checkSpec(name: string, spec: ServerSpec): void {
   const where = `server ${JSON.stringify(name)}`;
   if (typeof spec !== 'object' || spec === null) fail(`${where}: the spec must be an object`);
@@ -142,20 +163,25 @@ function checkSpec(name: string, spec: ServerSpec): void {
     fail(`${where}: mailboxes must be an array of strings`);
   }
   for (const [key, reply] of Object.entries(spec.rcpt ?? {})) checkReply(`${where}: rcpt.${key}`, reply);
-  for (const field of ['mail', 'greeting', 'ehlo'] as const) {
+  for (const field of ['mail', 'greeting', 'ehlo', 'rset'] as const) {
     if (spec[field] !== undefined) checkReply(`${where}: ${field}`, spec[field]);
   }
   if (spec.greylist !== undefined && !(Number.isInteger(spec.greylist) && spec.greylist >= 0)) {
     fail(`${where}: greylist must be a whole number`);
+  }
+  if (spec.greylistMs !== undefined) checkDelay(`${where}: greylistMs`, spec.greylistMs);
+  if (spec.replyDelayMs !== undefined) checkDelay(`${where}: replyDelayMs`, spec.replyDelayMs);
+  if (spec.doubleReplies !== undefined && typeof spec.doubleReplies !== 'boolean') {
+    fail(`${where}: doubleReplies must be true or false`);
   }
   if (spec.maxRecipients !== undefined && !(Number.isInteger(spec.maxRecipients) && spec.maxRecipients >= 1)) {
     fail(`${where}: maxRecipients must be a whole number from 1`);
   }
   for (const [key, ms] of Object.entries(spec.delayMs ?? {})) {
     if (parseTrigger(key) === undefined) fail(`${where}: unknown delayMs key ${JSON.stringify(key)}`);
-    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) fail(`${where}: delayMs.${key} must be >= 0`);
+    checkDelay(`${where}: delayMs.${key}`, ms);
   }
-  for (const field of ['drop', 'silent', 'garbage'] as const) {
+  for (const field of ['drop', 'silent', 'garbage', 'omit', 'extra'] as const) {
     const value = spec[field];
     if (value === undefined) continue;
     for (const trigger of Array.isArray(value) ? value : [value]) {
@@ -171,7 +197,11 @@ function smtpServerObstacles(spec: ServerSpec): string[] {
   const obstacles: string[] = [];
   if (spec.greeting !== undefined) obstacles.push('a custom greeting');
   if (spec.ehlo !== undefined) obstacles.push('a custom EHLO reply');
-  for (const field of ['drop', 'silent', 'garbage'] as const) if (spec[field] !== undefined) obstacles.push(field);
+  for (const field of ['drop', 'silent', 'garbage', 'omit', 'extra', 'rset'] as const) {
+    if (spec[field] !== undefined) obstacles.push(field);
+  }
+  if (spec.doubleReplies === true) obstacles.push('doubleReplies');
+  if ((spec.replyDelayMs ?? 0) > 0) obstacles.push('replyDelayMs');
   if (spec.strictSync === true) obstacles.push('strictSync');
   for (const key of Object.keys(spec.delayMs ?? {})) {
     const trigger = parseTrigger(key);
@@ -197,9 +227,20 @@ function chooseEngine(name: string, spec: ServerSpec): Engine {
   return spec.engine ?? (obstacles.length === 0 ? 'smtp-server' : 'raw');
 }
 
-function withDefaultEngine(spec: ServerSpec, engine: Engine | undefined): ServerSpec {
-  if (engine === undefined || typeof spec !== 'object' || spec === null || spec.engine !== undefined) return spec;
-  return { ...spec, engine };
+/** The scenario-wide defaults a server spec inherits. */
+interface LabDefaults {
+  engine?: Engine;
+  replyDelayMs?: number;
+}
+
+function withDefaults(spec: ServerSpec, defaults: LabDefaults): ServerSpec {
+  if (typeof spec !== 'object' || spec === null) return spec;
+  const result = { ...spec };
+  if (defaults.engine !== undefined && result.engine === undefined) result.engine = defaults.engine;
+  if ((defaults.replyDelayMs ?? 0) > 0 && result.replyDelayMs === undefined) {
+    result.replyDelayMs = defaults.replyDelayMs;
+  }
+  return result;
 }
 
 function hostOf(name: string): string {
@@ -207,6 +248,19 @@ function hostOf(name: string): string {
 }
 
 function buildZones(
+  addresses: ReadonlyMap<string, string>,
+  servers: ReadonlySet<string>,
+  domains: Record<string, DomainSpec>,
+  dnsDelayMs: number,
+): Zones {
+  const zones = buildZoneRecords(addresses, servers, domains);
+  if (dnsDelayMs > 0) {
+    for (const [name, records] of Object.entries(zones)) zones[name] = { delayMs: dnsDelayMs, ...records };
+  }
+  return zones;
+}
+
+function buildZoneRecords(
   addresses: ReadonlyMap<string, string>,
   servers: ReadonlySet<string>,
   domains: Record<string, DomainSpec>,
@@ -254,29 +308,35 @@ function isInUse(error: unknown): boolean {
   return error instanceof Error && 'code' in error && error.code === 'EADDRINUSE';
 }
 
-/** Listens on every address with one port: the first picks a free port, the rest reuse it (retried if taken). */
-async function listenAll(addresses: readonly string[]): Promise<{ port: number; listeners: Server[] }> {
+/**
+ * Listens on every address with one port: the given one, or else the first listener picks a free port and the rest
+ * reuse it (retried if it is taken on a later address).
+ */
+async function listenAll(
+  addresses: readonly string[],
+  fixedPort: number,
+): Promise<{ port: number; listeners: Server[] }> {
   for (let attempt = 1; ; attempt++) {
     const listeners: Server[] = [];
     try {
-      let port = 0;
+      let port = fixedPort;
       for (const address of addresses) {
         const server = createServer();
         await listen(server, address, port);
         listeners.push(server);
         port = (server.address() as AddressInfo).port;
       }
-      if (listeners.length === 0) {
+      if (listeners.length === 0 && port === 0) {
         // No server: still a port, for the `refused` address.
         const probe = createServer();
-        await listen(probe, `127.0.0.${FIRST_HOST_NUMBER}`, 0);
+        await listen(probe, labAddress(0), 0);
         port = (probe.address() as AddressInfo).port;
         await closeServer(probe);
       }
       return { port, listeners };
     } catch (error) {
       await Promise.all(listeners.map(closeServer));
-      if (!isInUse(error) || attempt >= BIND_ATTEMPTS) throw error;
+      if (!isInUse(error) || fixedPort !== 0 || attempt >= BIND_ATTEMPTS) throw error;
     }
   }
 }
@@ -503,7 +563,7 @@ class LabServer {
   readonly counters = zeroCounters();
   records: ConnectionRecord[] = [];
   readonly live = new Set<LabConnection>();
-  readonly greylist = new Map<string, number>();
+  readonly greylist = new Map<string, GreylistEntry>();
   behaviour!: Behaviour;
   engine!: Engine;
   private smtp: LabSmtpServer | undefined;
@@ -522,7 +582,7 @@ class LabServer {
   }
 
   configure(given: ServerSpec): void {
-    const spec = withDefaultEngine(given, this.lab.defaultEngine);
+    const spec = withDefaults(given, this.lab.defaults);
     checkSpec(this.name, spec);
     const engine = chooseEngine(this.name, spec);
     const behaviour = new Behaviour({ ...spec }, hostOf(this.name), this.greylist);
@@ -585,7 +645,8 @@ class Lab implements MailLab {
     private readonly byName: Map<string, LabServer>,
     private readonly addresses: Map<string, string>,
     servers: readonly string[],
-    readonly defaultEngine: Engine | undefined,
+    readonly defaults: LabDefaults,
+    private readonly dnsDelayMs: number,
   ) {
     this.dnsAddress = dns.address;
     this.servers = servers;
@@ -636,7 +697,7 @@ class Lab implements MailLab {
   }
 
   setDomains(domains: Record<string, DomainSpec>): void {
-    this.dns.setZones(buildZones(this.addresses, new Set(this.byName.keys()), domains));
+    this.dns.setZones(buildZones(this.addresses, new Set(this.byName.keys()), domains, this.dnsDelayMs));
   }
 
   reset(): void {
@@ -688,28 +749,35 @@ class Lab implements MailLab {
  * (`NAME.mx.lab.test`) and the domains' MX records.
  */
 export async function startMailLab(scenario: MailLabScenario): Promise<MailLab> {
-  const { engine } = scenario;
+  const { engine, replyDelayMs, dnsDelayMs = 0, port: fixedPort = 0 } = scenario;
   if (engine !== undefined && engine !== 'smtp-server' && engine !== 'raw') {
     fail("engine must be 'smtp-server' or 'raw'");
   }
+  if (replyDelayMs !== undefined) checkDelay('replyDelayMs', replyDelayMs);
+  checkDelay('dnsDelayMs', dnsDelayMs);
+  if (!(Number.isInteger(fixedPort) && fixedPort >= 0 && fixedPort <= 65535)) fail('port must be 0 to 65535');
+  const defaults: LabDefaults = { engine, replyDelayMs };
   const specs = Object.entries(scenario.servers ?? {}).map(
-    ([name, spec]) => [name, withDefaultEngine(spec, engine)] as const,
+    ([name, spec]) => [name, withDefaults(spec, defaults)] as const,
   );
+  if (specs.length + 1 > MAX_ADDRESSES) fail(`too many servers (at most ${MAX_ADDRESSES - 1})`);
   const addresses = new Map<string, string>();
   specs.forEach(([name, spec], i) => {
     if (!NAME_PATTERN.test(name)) fail(`server name ${JSON.stringify(name)} must be a lower-case DNS label`);
     checkSpec(name, spec);
     chooseEngine(name, spec);
     if (spec.starttls === true) loadTls(); // fail before binding anything
-    addresses.set(name, `127.0.0.${FIRST_HOST_NUMBER + i}`);
+    addresses.set(name, labAddress(i));
   });
-  if (!addresses.has(REFUSED)) addresses.set(REFUSED, `127.0.0.${FIRST_HOST_NUMBER + specs.length}`);
-  if (addresses.size > 250) fail('too many servers');
-  const zones = buildZones(addresses, new Set(specs.map(([name]) => name)), scenario.domains ?? {});
+  if (!addresses.has(REFUSED)) addresses.set(REFUSED, labAddress(specs.length));
+  const zones = buildZones(addresses, new Set(specs.map(([name]) => name)), scenario.domains ?? {}, dnsDelayMs);
 
   // Nothing listens on `refused`'s address at this port: every lab binds its first server on 127.0.0.2, so no
   // other lab can hold this port, and a wildcard listener could not have bound it either.
-  const { port, listeners } = await listenAll(specs.map(([name]) => addresses.get(name) as string));
+  const { port, listeners } = await listenAll(
+    specs.map(([name]) => addresses.get(name) as string),
+    fixedPort,
+  );
   let dns: LabDnsServer;
   try {
     dns = await startDnsServer(zones);
@@ -718,7 +786,7 @@ export async function startMailLab(scenario: MailLabScenario): Promise<MailLab> 
     throw error;
   }
   const byName = new Map<string, LabServer>();
-  const lab = new Lab(dns, port, byName, addresses, specs.map(([name]) => name), engine);
+  const lab = new Lab(dns, port, byName, addresses, specs.map(([name]) => name), defaults, dnsDelayMs);
   specs.forEach(([name, spec], i) => {
     byName.set(name, new LabServer(lab, name, addresses.get(name) as string, listeners[i] as Server, spec));
   });

@@ -46,6 +46,11 @@ export interface ServerSpec {
   ehlo?: Reply;
   /** The first N RCPT attempts per recipient (counted per server across connections) get 450 4.7.1. */
   greylist?: number;
+  /**
+   * A greylisting window: every RCPT for a recipient within this many ms of its first attempt (per server, across
+   * connections) gets 450 4.7.1. With `greylist` too, a recipient passes only once both are satisfied.
+   */
+  greylistMs?: number;
   /** More accepted recipients than this in one transaction: 452 4.5.3. */
   maxRecipients?: number;
   /** Close the socket, without a reply, when this command arrives (`greeting`: as soon as the client connects). */
@@ -54,6 +59,20 @@ export interface ServerSpec {
   silent?: Trigger | Trigger[];
   /** Answer this command with a malformed line instead of a reply. */
   garbage?: Trigger | Trigger[];
+  /** Raw responder: carry out this command but send no reply to it; later commands are answered normally. */
+  omit?: Trigger | Trigger[];
+  /** Raw responder: right after the reply to this command, in the same write, `250 2.0.0 Unsolicited`. */
+  extra?: Trigger | Trigger[];
+  /** Raw responder: every reply after the greeting is sent twice, in one write. */
+  doubleReplies?: boolean;
+  /** Raw responder: the reply to RSET (a 2xx one resets the transaction; any other leaves it open). */
+  rset?: Reply;
+  /**
+   * Raw responder: a delay line on the server's output. Every write (greeting included), and the close after it,
+   * reaches the client this many ms later. Writes are not serialized by it: the replies to a pipelined group leave
+   * in one write and share one delay.
+   */
+  replyDelayMs?: number;
   /** Wait this long before the reply, per stage (`rcpt:LOCAL` keys win over `rcpt`). */
   delayMs?: Partial<Record<Trigger, number>>;
   /** Advertise SMTPUTF8 (default true). */
@@ -79,10 +98,16 @@ export const SPEC_KEYS: ReadonlySet<string> = new Set([
   'greeting',
   'ehlo',
   'greylist',
+  'greylistMs',
   'maxRecipients',
   'drop',
   'silent',
   'garbage',
+  'omit',
+  'extra',
+  'doubleReplies',
+  'rset',
+  'replyDelayMs',
   'delayMs',
   'smtputf8',
   'pipelining',
@@ -123,6 +148,8 @@ export const REPLIES = {
   syncError: '554 5.5.0 SMTP synchronization error',
   /** What `garbage` sends instead of a reply. */
   garbage: 'this is not an SMTP reply',
+  /** What `extra` sends after the reply. */
+  unsolicited: '250 2.0.0 Unsolicited',
 } as const;
 
 /** The SIZE both engines advertise. */
@@ -212,6 +239,13 @@ const NON_ASCII = /[^\x00-\x7f]/;
 
 export type RcptDecision = { accept: true } | { accept: false; reply: Reply };
 
+/** A server's greylist memory of one recipient. */
+export interface GreylistEntry {
+  attempts: number;
+  /** performance.now() of the first attempt. */
+  first: number;
+}
+
 /**
  * A server's behaviour: the spec plus the greylist state it shares with every other connection of the server.
  * Engine-neutral: smtp-server calls it from onMailFrom/onRcptTo, the raw responder from its command handlers.
@@ -223,12 +257,17 @@ export class Behaviour {
   private readonly drops: ParsedTrigger[];
   private readonly silences: ParsedTrigger[];
   private readonly garbages: ParsedTrigger[];
+  private readonly omits: ParsedTrigger[];
+  private readonly extras: ParsedTrigger[];
+  /** `mailboxes`, lower-cased: local parts and full addresses apart (a quoted local part may hold an `@`). */
+  private readonly localMailboxes: Set<string>;
+  private readonly fullMailboxes: Set<string>;
   private readonly delays: Array<ParsedTrigger & { ms: number }>;
 
   constructor(
     readonly spec: ServerSpec,
     readonly host: string,
-    private readonly greylist: Map<string, number>,
+    private readonly greylist: Map<string, GreylistEntry>,
   ) {
     this.smtputf8 = spec.smtputf8 ?? true;
     this.pipelining = spec.pipelining ?? true;
@@ -236,6 +275,11 @@ export class Behaviour {
     this.drops = triggers(spec.drop);
     this.silences = triggers(spec.silent);
     this.garbages = triggers(spec.garbage);
+    this.omits = triggers(spec.omit);
+    this.extras = triggers(spec.extra);
+    const mailboxes = (spec.mailboxes ?? []).map((m) => m.toLowerCase());
+    this.localMailboxes = new Set(mailboxes.filter((m) => !m.includes('@')));
+    this.fullMailboxes = new Set(mailboxes.filter((m) => m.includes('@')));
     this.delays = Object.entries(spec.delayMs ?? {}).map(([key, ms]) => {
       const parsed = parseTrigger(key);
       if (parsed === undefined) throw new Error(`unknown delayMs key ${JSON.stringify(key)}`);
@@ -253,6 +297,14 @@ export class Behaviour {
 
   garbage(stage: Stage, address?: string): boolean {
     return this.hit(this.garbages, stage, address);
+  }
+
+  omit(stage: Stage, address?: string): boolean {
+    return this.hit(this.omits, stage, address);
+  }
+
+  extra(stage: Stage, address?: string): boolean {
+    return this.hit(this.extras, stage, address);
   }
 
   /** The delay before the reply at this stage; a `rcpt:WHO` entry wins over `rcpt`. */
@@ -280,19 +332,21 @@ export class Behaviour {
       return { accept: false, reply: REPLIES.utf8Required(address) };
     }
     const limit = this.spec.greylist ?? 0;
-    if (limit > 0) {
+    const windowMs = this.spec.greylistMs ?? 0;
+    if (limit > 0 || windowMs > 0) {
       const key = address.toLowerCase();
-      const attempts = this.greylist.get(key) ?? 0;
-      this.greylist.set(key, attempts + 1);
-      if (attempts < limit) return { accept: false, reply: REPLIES.greylisted(address) };
+      const now = performance.now();
+      const seen = this.greylist.get(key) ?? { attempts: 0, first: now };
+      this.greylist.set(key, { attempts: seen.attempts + 1, first: seen.first });
+      if (seen.attempts < limit || now - seen.first < windowMs) {
+        return { accept: false, reply: REPLIES.greylisted(address) };
+      }
     }
     for (const [key, reply] of Object.entries(this.spec.rcpt ?? {})) {
       if (!names(key, address)) continue;
       return isTwoXX(parseReply(reply).code) ? { accept: true } : { accept: false, reply };
     }
-    if (this.spec.acceptAll === true || (this.spec.mailboxes ?? []).some((key) => names(key, address))) {
-      return { accept: true };
-    }
+    if (this.spec.acceptAll === true || this.isMailbox(address)) return { accept: true };
     return { accept: false, reply: this.spec.rejectOthers ?? REPLIES.unknownUser(address) };
   }
 
@@ -302,6 +356,12 @@ export class Behaviour {
       if (names(key, address)) return isTwoXX(parseReply(reply).code) ? reply : undefined;
     }
     return undefined;
+  }
+
+  /** As `names` over every entry of `mailboxes`, in constant time (benchmark labs hold thousands). */
+  private isMailbox(address: string): boolean {
+    const lower = address.toLowerCase();
+    return this.fullMailboxes.has(lower) || this.localMailboxes.has(localPartOf(lower));
   }
 
   private hit(list: ParsedTrigger[], stage: Stage, address?: string): boolean {
@@ -415,12 +475,16 @@ interface Step {
   after?: 'close' | 'starttls';
 }
 
+/** What the session puts on the wire, in order: bytes, the close after a reply, the switch to TLS, a hard drop. */
+type Output = { write: string } | { end: true } | { upgrade: true } | { destroy: true };
+
 const MAX_PENDING = 1024 * 1024;
 
 /**
  * The raw responder: one SMTP session on a socket. Commands end at LF (a CR before it is dropped), as in smtp-server
  * and Postfix; several may arrive in one chunk (pipelining) or one across chunks. They are answered strictly in
- * order: a delayed reply holds back the commands behind it.
+ * order: a delayed reply (`delayMs`) holds back the commands behind it. `replyDelayMs` is different: a delay line
+ * after the session, which holds nothing back, so that it behaves like a network round trip.
  */
 export class RawSmtpSession {
   private socket: Socket | TLSSocket;
@@ -438,12 +502,18 @@ export class RawSmtpSession {
   private smtputf8Transaction = false;
   private readonly accepted = new Set<string>();
   private readonly onData = (chunk: Buffer): void => this.receive(chunk);
+  private readonly replyDelayMs: number;
+  /** Outputs gathered while a batch of commands is answered; they enter the delay line as one write. */
+  private batch: Output[] | undefined;
+  /** The delay line: groups of outputs, oldest first, each with its own timer. */
+  private readonly line: Output[][] = [];
 
   constructor(
     socket: Socket,
     private readonly ctx: ConnectionContext,
   ) {
     this.socket = socket;
+    this.replyDelayMs = ctx.behaviour.spec.replyDelayMs ?? 0;
   }
 
   start(): void {
@@ -452,16 +522,20 @@ export class RawSmtpSession {
     this.socket.once('close', () => {
       this.ended = true;
     });
-    if (behaviour.drop('greeting')) return this.destroy();
+    if (behaviour.drop('greeting')) return this.batched(() => this.destroy());
     if (behaviour.silent('greeting')) {
       this.frozen = true;
       return;
     }
-    const greeting = behaviour.garbage('greeting')
+    const greeting: Step = behaviour.garbage('greeting')
       ? { reply: `${REPLIES.garbage}\r\n` }
       : this.greetingStep(behaviour.spec.greeting ?? REPLIES.greeting(behaviour.host));
-    this.later(behaviour.delay('greeting'), () => this.perform(greeting));
-    this.pump(); // commands that arrived before the greeting (an early talker), once it is out
+    if (behaviour.omit('greeting')) delete greeting.reply;
+    if (behaviour.extra('greeting')) greeting.reply = `${greeting.reply ?? ''}${REPLIES.unsolicited}\r\n`;
+    this.batched(() => {
+      this.later(behaviour.delay('greeting'), () => this.perform(greeting));
+      this.pump(); // commands that arrived before the greeting (an early talker), once it is out
+    });
   }
 
   private greetingStep(reply: Reply): Step {
@@ -482,8 +556,12 @@ export class RawSmtpSession {
       data = data.subarray(end + 1);
     }
     this.pending = Buffer.from(data);
-    if (this.pending.length > MAX_PENDING) return this.destroy();
-    this.pump();
+    if (this.pending.length > MAX_PENDING) {
+      this.frozen = true;
+      this.socket.destroy();
+      return;
+    }
+    this.batched(() => this.pump());
   }
 
   /** Answers the queued commands in order, until one is delayed or the session stops. */
@@ -503,6 +581,40 @@ export class RawSmtpSession {
     if (this.upgradePending && !this.ended) this.upgrade();
   }
 
+  /** Runs `answer` with its outputs gathered, so that they enter the delay line together (one write). */
+  private batched(answer: () => void): void {
+    if (this.replyDelayMs <= 0 || this.batch !== undefined) return answer();
+    const batch: Output[] = [];
+    this.batch = batch;
+    try {
+      answer();
+    } finally {
+      this.batch = undefined;
+    }
+    if (batch.length === 0 || this.ended) return;
+    this.line.push(batch);
+    // Every group waits the same time, so the k-th timer to fire delivers the k-th group: byte order is kept.
+    this.ctx.schedule(this.replyDelayMs, () => this.deliver(this.line.shift() ?? []));
+  }
+
+  /** Puts one output on the wire now, or into the delay line's current group. */
+  private output(item: Output): void {
+    if (this.batch !== undefined) this.batch.push(item);
+    else this.deliver([item]);
+  }
+
+  private deliver(items: Output[]): void {
+    if (this.ended) return;
+    const bytes = items.map((item) => ('write' in item ? item.write : '')).join('');
+    if (bytes !== '') this.socket.write(bytes);
+    for (const item of items) {
+      if ('end' in item) this.socket.end();
+      else if ('destroy' in item) this.socket.destroy();
+      else if ('upgrade' in item) this.upgradePending = true;
+    }
+    if (this.upgradePending && this.replyDelayMs > 0) this.upgrade();
+  }
+
   private command({ text, early }: QueuedLine): void {
     const { behaviour } = this.ctx;
     const verb = (/^\S*/.exec(text)?.[0] ?? '').toUpperCase();
@@ -514,11 +626,16 @@ export class RawSmtpSession {
         this.frozen = true;
         return;
       }
-      if (behaviour.garbage(stage, address)) {
-        return this.later(behaviour.delay(stage, address), () => this.perform({ reply: `${REPLIES.garbage}\r\n` }));
-      }
     }
-    const step = this.answer(verb, text, early);
+    const step =
+      stage !== undefined && behaviour.garbage(stage, address)
+        ? { reply: `${REPLIES.garbage}\r\n` }
+        : this.answer(verb, text, early);
+    if (step.reply !== undefined && behaviour.spec.doubleReplies === true) step.reply += step.reply;
+    if (stage !== undefined && behaviour.omit(stage, address)) delete step.reply;
+    if (stage !== undefined && behaviour.extra(stage, address)) {
+      step.reply = `${step.reply ?? ''}${REPLIES.unsolicited}\r\n`;
+    }
     this.later(stage === undefined ? 0 : behaviour.delay(stage, address), () => this.perform(step));
   }
 
@@ -577,9 +694,11 @@ export class RawSmtpSession {
         this.accepted.add(key);
         return reply(behaviour.rcptSuccessReply(path.address) ?? REPLIES.rcptOk);
       }
-      case 'RSET':
-        this.resetTransaction();
-        return reply(REPLIES.rset);
+      case 'RSET': {
+        const custom = behaviour.spec.rset;
+        if (custom === undefined || isTwoXX(parseReply(custom).code)) this.resetTransaction();
+        return reply(custom ?? REPLIES.rset);
+      }
       case 'NOOP':
         return reply(REPLIES.noop);
       case 'VRFY':
@@ -622,31 +741,36 @@ export class RawSmtpSession {
       return;
     }
     this.busy = true;
-    this.ctx.schedule(ms, () => {
-      this.busy = false;
-      run();
-      this.pump();
-    });
+    this.ctx.schedule(ms, () =>
+      this.batched(() => {
+        this.busy = false;
+        run();
+        this.pump();
+      }),
+    );
   }
 
   private perform(step: Step): void {
     if (this.ended) return;
-    if (step.reply !== undefined) this.socket.write(step.reply);
+    if (step.reply !== undefined) this.output({ write: step.reply });
     if (step.after === 'close') {
       this.frozen = true;
-      this.socket.end();
+      this.output({ end: true });
     } else if (step.after === 'starttls') {
       // Whatever was pipelined behind STARTTLS arrived in plaintext: dropped, as smtp-server does (RFC 3207 5).
       this.queue.length = 0;
       this.pending = Buffer.alloc(0);
       this.busy = true;
-      this.upgradePending = true;
+      this.output({ upgrade: true });
     }
   }
 
   /** Wraps the socket in TLS, once the 220 reply has left the (uncorked) socket. */
   private upgrade(): void {
     this.upgradePending = false;
+    // Plaintext that arrived while the 220 was in the delay line is dropped too.
+    this.queue.length = 0;
+    this.pending = Buffer.alloc(0);
     const tls = this.ctx.tls;
     const raw = this.socket as Socket;
     raw.off('data', this.onData);
@@ -667,9 +791,10 @@ export class RawSmtpSession {
     });
   }
 
+  /** Drops the connection (after whatever is still in the delay line). */
   private destroy(): void {
     this.frozen = true;
-    this.socket.destroy();
+    this.output({ destroy: true });
   }
 }
 
