@@ -17,7 +17,7 @@ export type { StatusCode, SyntaxStatus, StatusGroup, Classification } from './st
 export { PROVIDER_RULES } from './syntax/provider-rules.js';
 export type { ProviderRule } from './syntax/provider-rules.js';
 export { createVerifier } from './engine/verifier.js';
-export type { Verifier, VerifierOptions, SmtpOptions, VerifyManyOptions, BatchInput, Checks, Quality } from './engine/verifier.js';
+export type { Verifier, VerifierOptions, SmtpOptions, VerifyManyOptions, BatchInput, BatchProgress, Checks, Quality } from './engine/verifier.js';
 export type { Deduplication } from './engine/dedupe.js';
 export type { Entry } from './engine/entry.js';
 export type { Resolver, MxRecord, AddressRecord } from './dns/resolver.js';

@@ -9,10 +9,13 @@
  * in a transaction of its own. A session takes round after round while its queue has work, then ends with QUIT.
  *
  * A round's replies count only when they are in step: every command answered, each RSET with 2xx, and no reply
- * without a command waiting for it. Otherwise the round is void and its recipients are tried once more on a new
- * connection before they get SmtpDialogError; no verdict comes from a dialog out of step. A server that stops
- * answering costs one timeout for everything it left unanswered. Exchanger addresses are tried in preference order
- * when a session cannot be opened (failover).
+ * without a command waiting for it. Otherwise the round is void; no verdict comes from a dialog out of step. The
+ * recipients of a void round, and those a dropped session left unanswered, are suspects: each is tried once more,
+ * alone in a round of its own on a new connection, so that one recipient that upsets a server cannot take the others
+ * down with it (a server may hold back the replies of a pipelined group and lose them all when it drops); a suspect
+ * that fails again gets SmtpDialogError (decisions.md §6), and so do the rest once a few rounds in a row have failed
+ * on that exchanger. A server that stops answering costs one timeout for everything it left unanswered. Exchanger
+ * addresses are tried in preference order when a session cannot be opened (failover).
  */
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -81,10 +84,10 @@ interface Pending {
   routeIndex: number;
   /** The most telling failure to open a session so far (failover). */
   openFailure: OpenFailure | null;
-  /** Rounds voided, or sessions dropped, at this recipient: one retry, then SmtpDialogError. */
+  /** Rounds voided, or sessions dropped, before this recipient had its answer: one retry, then SmtpDialogError. */
   faults: number;
-  /** Sessions lost at another recipient before this one had its answer: retried, a few times. */
-  collateral: number;
+  /** A suspect: goes alone in a round of its own. */
+  isolated: boolean;
   /** Refused as one recipient too many (452 4.5.3) behind others: goes alone in a transaction. */
   alone: boolean;
   settled: boolean;
@@ -113,6 +116,8 @@ interface RouteQueue {
   starting: number;
   /** Sessions open now. */
   live: number;
+  /** Rounds in a row that were void or dropped. */
+  failedRounds: number;
   /** Rounds under way, with their sessions (closed when all their work was withdrawn). */
   readonly rounds: Set<Round>;
 }
@@ -142,10 +147,10 @@ const PROBE_INCONCLUSIVE: ReadonlySet<StatusCode> = new Set<StatusCode>([
   'LocalSenderAddressRejected',
 ]);
 
-/** A session lost at a recipient is tried once more before it gets SmtpDialogError (decisions.md §6). */
+/** A suspect is tried once more before it gets SmtpDialogError (decisions.md §6). */
 const FAULT_RETRIES = 1;
-/** Sessions lost at other recipients that one recipient is carried through before it gets SmtpDialogError. */
-const COLLATERAL_RETRIES = 3;
+/** Rounds in a row that fail on one exchanger before its remaining suspects get SmtpDialogError without a retry. */
+const FAILED_ROUNDS_LIMIT = 3;
 /** Transactions of real recipients in one round: bounds what is written at once. */
 const TRANSACTIONS_PER_ROUND = 10;
 
@@ -191,7 +196,7 @@ export class SmtpProber {
         routeIndex: 0,
         openFailure: null,
         faults: 0,
-        collateral: 0,
+        isolated: false,
         alone: false,
         settled: false,
       };
@@ -238,7 +243,7 @@ export class SmtpProber {
   private queue(address: string): RouteQueue {
     let queue = this.queues.get(address);
     if (queue === undefined) {
-      queue = { address, recipients: [], checks: [], sessions: 0, starting: 0, live: 0, rounds: new Set() };
+      queue = { address, recipients: [], checks: [], sessions: 0, starting: 0, live: 0, failedRounds: 0, rounds: new Set() };
       this.queues.set(address, queue);
     }
     return queue;
@@ -265,7 +270,9 @@ export class SmtpProber {
       return;
     }
     const perRound = this.options.maxRecipientsPerTransaction * TRANSACTIONS_PER_ROUND;
-    let wanted = Math.min(this.options.maxConnectionsPerExchanger, Math.ceil(backlog / perRound));
+    // Suspects go one per round: each may use a session of its own, within the cap.
+    const isolated = queue.recipients.reduce((n, p) => n + (p.isolated ? 1 : 0), 0);
+    let wanted = Math.min(this.options.maxConnectionsPerExchanger, Math.ceil((backlog - isolated) / perRound) + isolated);
     // A check that must come first on a new connection needs a session that has not started yet.
     if (queue.checks.some((c) => c.fresh) && queue.starting === 0) wanted = Math.max(wanted, queue.sessions + 1);
     while (queue.sessions < wanted) {
@@ -311,7 +318,7 @@ export class SmtpProber {
         if (round === null) break;
         queue.rounds.add(round);
         try {
-          await this.runRound(round);
+          await this.runRound(queue, round);
         } catch {
           // A bug of ours (or a transport's, outside its contract): the round's work gets its one result.
           session.close();
@@ -374,8 +381,9 @@ export class SmtpProber {
   }
 
   /**
-   * The next round for a session: on a new connection, a check that must come first goes alone; otherwise the
-   * waiting checks, then the real recipients (higher priority first) in transactions per domain. Null: nothing left.
+   * The next round for a session: on a new connection, a check that must come first goes alone; then a suspect goes
+   * alone; otherwise the waiting checks, then the real recipients (higher priority first) in transactions per
+   * domain. Null: nothing left.
    */
   private takeRound(queue: RouteQueue, session: SmtpSession, isNew: boolean): Round | null {
     const transactions: Transaction[] = [];
@@ -386,6 +394,14 @@ export class SmtpProber {
         check!.fresh = false;
         return { session, transactions: [{ kind: 'probe', check: check! }] };
       }
+    }
+    const suspect = queue.recipients.findIndex((p) => p.isolated && !p.settled);
+    if (suspect >= 0) {
+      const [p] = queue.recipients.splice(suspect, 1);
+      if (!p!.request.recipient.international || session.extensions.has('SMTPUTF8')) {
+        return { session, transactions: [realTransaction([p!])] };
+      }
+      this.settle(p!, 'ServerDoesNotSupportInternationalMailboxes');
     }
     const later: CatchAllCheck[] = [];
     for (const check of queue.checks) {
@@ -427,7 +443,7 @@ export class SmtpProber {
    * to be in step (see the header); a timeout, a 421 or a drop ends the reading where it happened, and the later
    * transactions get what that tells.
    */
-  private async runRound(round: Round): Promise<void> {
+  private async runRound(queue: RouteQueue, round: Round): Promise<void> {
     const { session } = round;
     const issued = round.transactions.map((tx) => this.issue(session, tx));
     const outcome = new RoundOutcome();
@@ -440,16 +456,17 @@ export class SmtpProber {
           continue;
         }
         stop = this.interpret(tx, await read(issued[i]!), outcome);
-        if (stop === 'void') return this.voidRound(round);
+        if (stop === 'void') return this.voidRound(queue, round);
       }
       if (stop === 'next') {
         // A reply that came with no command waiting shows only after the last one: let the transport read what has
         // already been received before the round is trusted.
         await settleTurns();
-        if (session.failure?.code === 'EPROTOCOL') return this.voidRound(round);
+        if (session.failure?.code === 'EPROTOCOL') return this.voidRound(queue, round);
       }
       if (stop === 'bug') session.close();
       this.apply(outcome, session);
+      this.roundEnded(queue, stop === 'dropped');
     } finally {
       await Promise.allSettled(issued.map((c) => c.settled));
     }
@@ -469,12 +486,11 @@ export class SmtpProber {
     // Every RCPT answered and RSET never: a reply is missing somewhere, so the same holds.
     if (everyRcpt && timedOut(error)) return 'void';
     if (rset !== null && rset.code !== 421 && (rset.code < 200 || rset.code > 299)) return 'void';
-    const failed: Next = error === null ? 'next' : timedOut(error) ? 'timeout' : 'lost';
+    const failed: Next = error === null ? 'next' : timedOut(error) ? 'timeout' : 'dropped';
 
     if (mail === null) {
       // No answer to MAIL: the server is as slow, or as gone, for every recipient.
-      if (failed === 'timeout' || tx.kind === 'probe') outcome.rest(failed, tx);
-      else tx.recipients.forEach((p) => outcome.charged.push(p));
+      outcome.rest(failed, tx);
       return failed;
     }
     if (mail.code === 421) {
@@ -505,19 +521,16 @@ export class SmtpProber {
       // Refused as one too many behind others: tried alone. Refused so when first, the answer stands (§6).
       else if (status === 'ServerDoesNotAllowMultipleRecipients' && i > 0) outcome.alone.push(p);
       else outcome.finals.push([p, status]);
+      if (status === 'MailboxTemporarilyUnavailable') outcome.greylisted.push(p);
     }
     if (!everyRcpt) {
       if (tx.kind === 'probe') {
         outcome.rest(failed, tx);
       } else {
-        // A silent server costs one timeout for all it left unanswered; a drop is charged to the recipient at which
-        // it happened, and the ones behind it are tried again.
+        // A silent server costs one timeout for all it left unanswered; after a drop they are suspects.
         const unanswered = tx.recipients.slice(rcpts.length);
         if (failed === 'timeout') unanswered.forEach((p) => outcome.finals.push([p, 'MailboxValidationTimeout']));
-        else {
-          outcome.charged.push(unanswered[0]!);
-          outcome.lost.push(...unanswered.slice(1));
-        }
+        else outcome.suspects.push(...unanswered);
       }
       return failed;
     }
@@ -527,34 +540,46 @@ export class SmtpProber {
   }
 
   /** Out of step: nothing the round's replies say is trusted; its work is tried again on a new connection. */
-  private voidRound(round: Round): void {
+  private voidRound(queue: RouteQueue, round: Round): void {
     round.session.close();
     const outcome = new RoundOutcome();
-    for (const tx of round.transactions) {
-      if (tx.kind === 'probe') outcome.probes.push([tx.check, 'retry']);
-      else outcome.charged.push(...tx.recipients);
-    }
+    for (const tx of round.transactions) outcome.rest('dropped', tx);
     this.apply(outcome, null);
+    this.roundEnded(queue, true);
+  }
+
+  /** After a few failed rounds in a row, the suspects still waiting for this exchanger are not tried again. */
+  private roundEnded(queue: RouteQueue, failed: boolean): void {
+    if (!failed) {
+      queue.failedRounds = 0;
+      return;
+    }
+    if (++queue.failedRounds < FAILED_ROUNDS_LIMIT) return;
+    for (const p of queue.recipients) if (p.faults > 0) this.settle(p, 'SmtpDialogError');
+    queue.recipients = queue.recipients.filter((p) => !p.settled);
   }
 
   private apply(outcome: RoundOutcome, session: SmtpSession | null): void {
     for (const [p, status] of outcome.finals) this.settle(p, status);
-    for (const p of outcome.charged) this.retry(p, 'faults', FAULT_RETRIES);
-    for (const p of outcome.lost) this.retry(p, 'collateral', COLLATERAL_RETRIES);
+    for (const p of outcome.suspects) this.retrySuspect(p);
     for (const p of outcome.alone) {
       p.alone = true;
       this.enqueue(p);
     }
     for (const p of outcome.accepted) this.awaitVerdict(p);
     for (const [check, probe] of outcome.probes) this.answerProbe(check, probe, session);
+    // A greylisting server (RFC 6647) will refuse the probe's first attempt too: ask it now, so that its wait runs
+    // alongside the recipients' and the next pass can get a verdict.
+    for (const p of outcome.greylisted) this.check(p.routes[p.routeIndex]!, p.request.domain);
   }
 
-  /** A recipient left without an answer is tried again, within its budget; then SmtpDialogError (decisions.md §6). */
-  private retry(p: Pending, counter: 'faults' | 'collateral', limit: number): void {
+  /** A suspect is tried again alone, once; then SmtpDialogError (decisions.md §6). */
+  private retrySuspect(p: Pending): void {
     if (p.settled) return;
-    p[counter]++;
-    if (p[counter] > limit) this.settle(p, 'SmtpDialogError');
-    else this.enqueue(p);
+    p.faults++;
+    if (p.faults > FAULT_RETRIES) return this.settle(p, 'SmtpDialogError');
+    p.isolated = true;
+    this.enqueue(p);
   }
 
   /**
@@ -574,16 +599,21 @@ export class SmtpProber {
   }
 
   /**
-   * Accepted recipients wait for the catch-all verdict of their exchanger and domain: cached, or asked
-   * with a local part that cannot exist, in a transaction of its own. One hosted exchanger serves catch-all and
-   * ordinary domains alike, so the key is both.
+   * Accepted recipients wait for the catch-all verdict of their exchanger and domain: cached, or asked with a local
+   * part that cannot exist, in a transaction of its own.
    */
   private awaitVerdict(p: Pending): void {
     if (p.settled) return;
     const route = p.routes[p.routeIndex]!;
-    const key = `${route.exchanger.host} ${p.request.domain}`;
-    const cached = this.catchAll.get(key);
+    const cached = this.catchAll.get(catchAllKey(route, p.request.domain));
     if (cached !== undefined) return this.settle(p, cached ? 'ServerIsCatchAll' : 'Success');
+    this.check(route, p.request.domain)!.waiters.push(p);
+  }
+
+  /** The catch-all check of an exchanger and domain: the one under way, a new one, or null when the verdict is cached. */
+  private check(route: Route, domain: string): CatchAllCheck | null {
+    const key = catchAllKey(route, domain);
+    if (this.catchAll.get(key) !== undefined) return null;
     let check = this.checks.get(key);
     if (check === undefined) {
       let local = this.probeLocalParts.get(key);
@@ -591,11 +621,11 @@ export class SmtpProber {
         local = randomLocalPart();
         this.probeLocalParts.set(key, local);
       }
-      check = { key, route, probeAddress: `${local}@${p.request.domain}`, waiters: [], retries: 0, fresh: false };
+      check = { key, route, probeAddress: `${local}@${domain}`, waiters: [], retries: 0, fresh: false };
       this.checks.set(key, check);
       this.enqueueCheck(check);
     }
-    check.waiters.push(p);
+    return check;
   }
 
   /**
@@ -626,18 +656,20 @@ type ProbeOutcome = StatusCode | 'tooMany' | 'retry';
 
 /**
  * What the transactions after a failed one get: 'next', none failed; 'timeout', the server went silent; 'closing',
- * it said 421; 'lost', the session dropped (tried again); 'bug', outside the transport contract; 'void', out of step.
+ * it said 421; 'dropped', the session was lost (suspects); 'bug', outside the transport contract; 'void', out of step.
  */
-type Next = 'next' | 'timeout' | 'closing' | 'lost' | 'bug' | 'void';
+type Next = 'next' | 'timeout' | 'closing' | 'dropped' | 'bug' | 'void';
 
 /** What a round's replies said, kept until the round is known to be in step. */
 class RoundOutcome {
   readonly accepted: Pending[] = [];
   readonly alone: Pending[] = [];
   readonly finals: [Pending, StatusCode][] = [];
-  readonly charged: Pending[] = [];
-  readonly lost: Pending[] = [];
+  /** Left without an answer by a dropped or void round. */
+  readonly suspects: Pending[] = [];
   readonly probes: [CatchAllCheck, ProbeOutcome][] = [];
+  /** Refused for now (greylisting, RFC 6647): the probe is asked early. */
+  readonly greylisted: Pending[] = [];
 
   /** The same status for every recipient of a transaction (the probe's waiters, for a probe). */
   all(tx: Transaction, status: StatusCode): void {
@@ -652,8 +684,13 @@ class RoundOutcome {
     else if (next === 'closing') this.all(tx, 'ServerTemporaryUnavailable');
     else if (next === 'bug') this.all(tx, 'UnhandledException');
     else if (tx.kind === 'probe') this.probes.push([tx.check, 'retry']);
-    else this.lost.push(...tx.recipients);
+    else this.suspects.push(...tx.recipients);
   }
+}
+
+/** Catch-all verdicts are kept per exchanger and domain: one hosted exchanger serves both kinds of domain. */
+function catchAllKey(route: Route, domain: string): string {
+  return `${route.exchanger.host} ${domain}`;
 }
 
 /** The status a probe's RCPT reply gives the accepted recipients (the MAIL reply was positive). */

@@ -31,6 +31,8 @@ export interface ServerSpec {
   mailboxes?: string[];
   /** Accept every recipient (a catch-all server). */
   acceptAll?: boolean;
+  /** Accept every recipient of these domains (catch-all domains on a server that knows its other domains' mailboxes). */
+  acceptAllDomains?: string[];
   /** The reply to recipients that are not mailboxes (default `550 5.1.1 ... User unknown`). */
   rejectOthers?: Reply;
   /** Exact RCPT reply per local part (or full address). Takes precedence over `mailboxes`/`acceptAll`. */
@@ -92,6 +94,7 @@ export const SPEC_KEYS: ReadonlySet<string> = new Set([
   'engine',
   'mailboxes',
   'acceptAll',
+  'acceptAllDomains',
   'rejectOthers',
   'rcpt',
   'mail',
@@ -262,6 +265,7 @@ export class Behaviour {
   /** `mailboxes`, lower-cased: local parts and full addresses apart (a quoted local part may hold an `@`). */
   private readonly localMailboxes: Set<string>;
   private readonly fullMailboxes: Set<string>;
+  private readonly catchAllDomains: Set<string>;
   private readonly delays: Array<ParsedTrigger & { ms: number }>;
 
   constructor(
@@ -280,6 +284,7 @@ export class Behaviour {
     const mailboxes = (spec.mailboxes ?? []).map((m) => m.toLowerCase());
     this.localMailboxes = new Set(mailboxes.filter((m) => !m.includes('@')));
     this.fullMailboxes = new Set(mailboxes.filter((m) => m.includes('@')));
+    this.catchAllDomains = new Set((spec.acceptAllDomains ?? []).map((d) => d.toLowerCase()));
     this.delays = Object.entries(spec.delayMs ?? {}).map(([key, ms]) => {
       const parsed = parseTrigger(key);
       if (parsed === undefined) throw new Error(`unknown delayMs key ${JSON.stringify(key)}`);
@@ -347,6 +352,8 @@ export class Behaviour {
       return isTwoXX(parseReply(reply).code) ? { accept: true } : { accept: false, reply };
     }
     if (this.spec.acceptAll === true || this.isMailbox(address)) return { accept: true };
+    const lower = address.toLowerCase();
+    if (this.catchAllDomains.has(lower.slice(lower.lastIndexOf('@') + 1))) return { accept: true };
     return { accept: false, reply: this.spec.rejectOthers ?? REPLIES.unknownUser(address) };
   }
 
