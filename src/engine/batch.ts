@@ -133,13 +133,14 @@ export class BatchRun {
   private passTimer: NodeJS.Timeout | null = null;
   private readonly started = performance.now();
   private lastProgress = -Infinity;
-  private readonly onAbort: (() => void) | null;
+  private readonly onAbort = (): void => this.fail(this.options.signal!.reason);
 
+  /** `runs`: the verifier's batches under way; the batch is in it from its first step until it stops. */
   constructor(
     private readonly context: BatchContext,
     inputs: Iterable<BatchInput> | AsyncIterable<BatchInput>,
     private readonly options: BatchOptions,
-    private readonly onStop: (run: BatchRun) => void,
+    private readonly runs: Set<BatchRun>,
   ) {
     this.owner = { priority: options.priority, withdrawn: false };
     this.dedupe = options.deduplication === 'Off' ? null : new Map();
@@ -157,18 +158,14 @@ export class BatchRun {
     } else {
       throw new TypeError('verifyMany: inputs must be an iterable or async iterable of addresses');
     }
-    const signal = options.signal;
-    if (signal !== undefined) {
-      this.onAbort = () => this.fail(signal.reason);
-      if (signal.aborted) this.fail(signal.reason);
-      else signal.addEventListener('abort', this.onAbort, { once: true });
-    } else {
-      this.onAbort = null;
-    }
   }
 
   /** The batch's entries, as a consumer takes them; ends with the last one, or throws what stopped the batch. */
   async *entries(): AsyncGenerator<Entry> {
+    this.runs.add(this);
+    const signal = this.options.signal;
+    if (signal?.aborted) this.fail(signal.reason);
+    else signal?.addEventListener('abort', this.onAbort, { once: true });
     try {
       this.pump();
       for (;;) {
@@ -481,7 +478,7 @@ export class BatchRun {
     if (this.passTimer !== null) clearTimeout(this.passTimer);
     this.passTimer = null;
     this.passQueue.length = 0;
-    if (this.onAbort !== null) this.options.signal!.removeEventListener('abort', this.onAbort);
+    this.options.signal?.removeEventListener('abort', this.onAbort);
     // Let the source release what it holds (a file, a cursor), as for-await does when a loop ends early.
     if (!this.inputDone) {
       try {
@@ -491,7 +488,7 @@ export class BatchRun {
         // The source's own cleanup failed: nothing more to do for it.
       }
     }
-    this.onStop(this);
+    this.runs.delete(this);
   }
 }
 

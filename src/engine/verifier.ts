@@ -250,14 +250,11 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     return {
       [Symbol.asyncIterator]: () => {
         // Checked when iteration starts, as an async generator would: the error reaches the for-await loop.
-        let run: BatchRun;
         try {
-          run = new BatchRun(context, inputs, batchOptions(batch), (ended) => runs.delete(ended));
+          return new BatchRun(context, inputs, batchOptions(batch), runs).entries();
         } catch (error) {
           return failing(error);
         }
-        runs.add(run);
-        return run.entries();
       },
     };
   }
