@@ -2,8 +2,9 @@
 // exchanger, passes per batch, abort, priority, progress, one result per input under faults, and batch verdicts
 // equal to verify().
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVerifier, type BatchProgress, type Entry, type VerifierOptions, type VerifyManyOptions } from '../../src/index.js';
+import { type BatchProgress, type Entry, type VerifierOptions, type VerifyManyOptions } from '../../src/index.js';
 import { expectNoLeak } from '../lab/leaks.js';
+import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 
 let lab: MailLab;
@@ -41,14 +42,7 @@ afterAll(async () => {
 });
 
 function verifier(options: VerifierOptions = {}) {
-  return createVerifier({
-    heloName: 'probe.mailverify-lab.com',
-    mailFrom: 'bounce@mailverify-lab.com',
-    allowPrivateAddresses: true,
-    ...options,
-    dns: { servers: [lab.dnsAddress], timeoutMs: 1000, ...options.dns },
-    smtp: { port: lab.port, connectTimeoutMs: 1500, commandTimeoutMs: 1500, ...options.smtp },
-  });
+  return labVerifier(lab, options);
 }
 
 async function collect(entries: AsyncIterable<Entry>): Promise<Entry[]> {

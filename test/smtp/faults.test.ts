@@ -3,7 +3,8 @@
 // address literals reach the transport as plain IP addresses.
 import { isIP } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNodemailerTransport, createVerifier, type Entry, type SmtpTransport, type VerifierOptions } from '../../src/index.js';
+import { createNodemailerTransport, type Entry, type SmtpTransport, type VerifierOptions } from '../../src/index.js';
+import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 
 let lab: MailLab;
@@ -32,14 +33,7 @@ afterAll(async () => {
 });
 
 function verifier(options: VerifierOptions = {}) {
-  return createVerifier({
-    heloName: 'probe.mailverify-lab.com',
-    mailFrom: 'bounce@mailverify-lab.com',
-    allowPrivateAddresses: true,
-    ...options,
-    dns: { servers: [lab.dnsAddress], timeoutMs: 1000 },
-    smtp: { port: lab.port, connectTimeoutMs: 1000, commandTimeoutMs: 300, ...options.smtp },
-  });
+  return labVerifier(lab, options, { connectTimeoutMs: 1000, commandTimeoutMs: 300 });
 }
 
 async function statuses(addresses: string[], options: VerifierOptions = {}): Promise<string[]> {

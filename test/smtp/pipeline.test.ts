@@ -1,8 +1,9 @@
 // The whole pipeline through the public createVerifier, against the mail lab: the lab DNS server and real SMTP
 // servers on loopback (test/lab/mail-lab.ts). Every SMTP row of decisions.md §6, the probe strategy and the faults.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNodemailerTransport, createVerifier, type Entry, type SmtpTransport, type VerifierOptions } from '../../src/index.js';
+import { createNodemailerTransport, type Entry, type SmtpTransport, type VerifierOptions } from '../../src/index.js';
 import { expectNoLeak } from '../lab/leaks.js';
+import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 
 let lab: MailLab;
@@ -63,14 +64,7 @@ afterAll(async () => {
 });
 
 function verifier(options: VerifierOptions = {}) {
-  return createVerifier({
-    heloName: 'probe.mailverify-lab.com',
-    mailFrom: 'bounce@mailverify-lab.com',
-    allowPrivateAddresses: true,
-    ...options,
-    dns: { servers: [lab.dnsAddress], timeoutMs: 1000, ...options.dns },
-    smtp: { port: lab.port, connectTimeoutMs: 1500, commandTimeoutMs: 1500, ...options.smtp },
-  });
+  return labVerifier(lab, options);
 }
 
 async function verifyAll(addresses: string[], options: VerifierOptions = {}): Promise<Entry[]> {
