@@ -109,7 +109,13 @@ interface CatchAllCheck {
 interface RouteQueue {
   readonly address: string;
   recipients: Pending[];
+  /** Recipients to be tried alone, one per round. */
+  suspects: Pending[];
   checks: CatchAllCheck[];
+  /** The highest priority of the waiting work (kept as work comes, worked out again as it leaves). */
+  priority: number;
+  /** While set, the exchanger refused a connection beyond this many open ones: no more are asked for. */
+  accepted: number | null;
   /** Sessions asked for, opening or open. */
   sessions: number;
   /** Of those, the ones that have not taken their first round yet (a fresh check can still go there). */
@@ -213,14 +219,18 @@ export class SmtpProber {
     const mine = (p: Pending) => p.request.owner === owner;
     for (const check of this.checks.values()) check.waiters.filter(mine).forEach((p) => this.settle(p, null));
     for (const queue of [...this.queues.values()]) {
-      queue.recipients.filter(mine).forEach((p) => this.settle(p, null));
-      queue.recipients = queue.recipients.filter((p) => !p.settled);
+      for (const list of ['recipients', 'suspects'] as const) {
+        queue[list].filter(mine).forEach((p) => this.settle(p, null));
+        queue[list] = queue[list].filter((p) => !p.settled);
+      }
       queue.checks = queue.checks.filter((check) => check.waiters.some((p) => !p.settled));
       for (const round of queue.rounds) {
         for (const p of roundRecipients(round)) if (mine(p)) this.settle(p, null);
         if (!roundHasLiveWork(round)) round.session.close();
       }
-      if (queue.recipients.length === 0 && queue.checks.length === 0 && queue.sessions === 0) this.queues.delete(queue.address);
+      if (queue.recipients.length + queue.suspects.length + queue.checks.length === 0 && queue.sessions === 0) {
+        this.queues.delete(queue.address);
+      }
     }
     for (const [key, check] of this.checks) if (!check.waiters.some((p) => !p.settled)) this.checks.delete(key);
   }
@@ -243,7 +253,19 @@ export class SmtpProber {
   private queue(address: string): RouteQueue {
     let queue = this.queues.get(address);
     if (queue === undefined) {
-      queue = { address, recipients: [], checks: [], sessions: 0, starting: 0, live: 0, failedRounds: 0, rounds: new Set() };
+      queue = {
+        address,
+        recipients: [],
+        suspects: [],
+        checks: [],
+        priority: 0,
+        accepted: null,
+        sessions: 0,
+        starting: 0,
+        live: 0,
+        failedRounds: 0,
+        rounds: new Set(),
+      };
       this.queues.set(address, queue);
     }
     return queue;
@@ -252,29 +274,31 @@ export class SmtpProber {
   private enqueue(pending: Pending): void {
     if (pending.request.owner.withdrawn) return this.settle(pending, null);
     const queue = this.queue(pending.routes[pending.routeIndex]!.address);
-    queue.recipients.push(pending);
+    (pending.isolated ? queue.suspects : queue.recipients).push(pending);
+    queue.priority = Math.max(queue.priority, pending.request.owner.priority);
     this.ensureSessions(queue);
   }
 
   private enqueueCheck(check: CatchAllCheck): void {
     const queue = this.queue(check.route.address);
     queue.checks.push(check);
+    for (const p of check.waiters) queue.priority = Math.max(queue.priority, p.request.owner.priority);
     this.ensureSessions(queue);
   }
 
   /** Asks for as many sessions as the queue's backlog calls for, within the per-exchanger cap. */
   private ensureSessions(queue: RouteQueue): void {
     const backlog = queue.recipients.length + queue.checks.length;
-    if (backlog === 0) {
+    if (backlog + queue.suspects.length === 0) {
       if (queue.sessions === 0) this.queues.delete(queue.address);
       return;
     }
     const perRound = this.options.maxRecipientsPerTransaction * TRANSACTIONS_PER_ROUND;
     // Suspects go one per round: each may use a session of its own, within the cap.
-    const isolated = queue.recipients.reduce((n, p) => n + (p.isolated ? 1 : 0), 0);
-    let wanted = Math.min(this.options.maxConnectionsPerExchanger, Math.ceil((backlog - isolated) / perRound) + isolated);
+    const cap = Math.min(this.options.maxConnectionsPerExchanger, queue.accepted ?? Infinity);
+    let wanted = Math.min(cap, Math.ceil(backlog / perRound) + queue.suspects.length);
     // A check that must come first on a new connection needs a session that has not started yet.
-    if (queue.checks.some((c) => c.fresh) && queue.starting === 0) wanted = Math.max(wanted, queue.sessions + 1);
+    if (queue.starting === 0 && queue.checks.some((c) => c.fresh)) wanted = Math.max(wanted, Math.min(cap, queue.sessions + 1));
     while (queue.sessions < wanted) {
       queue.sessions++;
       queue.starting++;
@@ -282,19 +306,9 @@ export class SmtpProber {
     }
   }
 
-  /** The highest priority of the work waiting in a queue (read by the slots whenever they hand one out). */
-  private static priorityOf(queue: RouteQueue): number {
-    let max = 0;
-    for (const p of queue.recipients) if (p.request.owner.priority > max) max = p.request.owner.priority;
-    for (const check of queue.checks) {
-      for (const p of check.waiters) if (p.request.owner.priority > max) max = p.request.owner.priority;
-    }
-    return max;
-  }
-
   /** One session for a queue: a slot, the connection, rounds while there is work, QUIT. */
   private async serve(queue: RouteQueue): Promise<void> {
-    const slot = await this.slots.acquire(queue.address, () => SmtpProber.priorityOf(queue));
+    const slot = await this.slots.acquire(queue.address, () => queue.priority);
     let session: SmtpSession | null = null;
     let starting = true;
     const started = () => {
@@ -331,7 +345,7 @@ export class SmtpProber {
     } finally {
       started();
       if (session !== null) {
-        queue.live--;
+        if (--queue.live === 0) queue.accepted = null;
         // quit() never rejects (transport contract); a closed session returns at once.
         await session.quit();
       }
@@ -365,10 +379,14 @@ export class SmtpProber {
    * telling failure once its routes are spent. A catch-all check belongs to its exchanger: its waiters get the failure.
    */
   private openFailed(queue: RouteQueue, failure: OpenFailure): void {
-    if (queue.live > 0) return;
-    const recipients = queue.recipients;
+    if (queue.live > 0) {
+      queue.accepted = queue.live;
+      return;
+    }
+    const recipients = [...queue.recipients, ...queue.suspects];
     const checks = queue.checks;
     queue.recipients = [];
+    queue.suspects = [];
     queue.checks = [];
     for (const p of recipients) {
       // A negative reply says more than a refused connection; otherwise the most preferred exchanger's failure.
@@ -395,13 +413,12 @@ export class SmtpProber {
         return { session, transactions: [{ kind: 'probe', check: check! }] };
       }
     }
-    const suspect = queue.recipients.findIndex((p) => p.isolated && !p.settled);
-    if (suspect >= 0) {
-      const [p] = queue.recipients.splice(suspect, 1);
-      if (!p!.request.recipient.international || session.extensions.has('SMTPUTF8')) {
-        return { session, transactions: [realTransaction([p!])] };
+    for (let p = queue.suspects.shift(); p !== undefined; p = queue.suspects.shift()) {
+      if (p.settled) continue;
+      if (!p.request.recipient.international || session.extensions.has('SMTPUTF8')) {
+        return { session, transactions: [realTransaction([p])] };
       }
-      this.settle(p!, 'ServerDoesNotSupportInternationalMailboxes');
+      this.settle(p, 'ServerDoesNotSupportInternationalMailboxes');
     }
     const later: CatchAllCheck[] = [];
     for (const check of queue.checks) {
@@ -414,6 +431,7 @@ export class SmtpProber {
     const taken = takeByPriority(queue, perTransaction * TRANSACTIONS_PER_ROUND);
     const smtputf8 = session.extensions.has('SMTPUTF8');
     const byDomain = new Map<string, { ascii: Pending[]; international: Pending[] }>();
+    queue.priority = highestPriority(queue);
     for (const p of taken) {
       if (p.request.recipient.international && !smtputf8) {
         // RFC 6531 §3.4: a non-ASCII mailbox needs SMTPUTF8; without it no RCPT is sent (decisions.md §6).
@@ -555,8 +573,7 @@ export class SmtpProber {
       return;
     }
     if (++queue.failedRounds < FAILED_ROUNDS_LIMIT) return;
-    for (const p of queue.recipients) if (p.faults > 0) this.settle(p, 'SmtpDialogError');
-    queue.recipients = queue.recipients.filter((p) => !p.settled);
+    for (const p of queue.suspects.splice(0)) this.settle(p, 'SmtpDialogError');
   }
 
   private apply(outcome: RoundOutcome, session: SmtpSession | null): void {
@@ -608,6 +625,8 @@ export class SmtpProber {
     const cached = this.catchAll.get(catchAllKey(route, p.request.domain));
     if (cached !== undefined) return this.settle(p, cached ? 'ServerIsCatchAll' : 'Success');
     this.check(route, p.request.domain)!.waiters.push(p);
+    const queue = this.queues.get(route.address);
+    if (queue !== undefined) queue.priority = Math.max(queue.priority, p.request.owner.priority);
   }
 
   /** The catch-all check of an exchanger and domain: the one under way, a new one, or null when the verdict is cached. */
@@ -750,9 +769,18 @@ function roundHasLiveWork(round: Round): boolean {
 
 /** The route a new session opens with: the exchanger host (TLS server name) of the first waiting work. */
 function firstRoute(queue: RouteQueue): Route | null {
-  const p = queue.recipients[0];
+  const p = queue.recipients[0] ?? queue.suspects[0];
   if (p !== undefined) return p.routes[p.routeIndex]!;
   return queue.checks[0]?.route ?? null;
+}
+
+/** The highest priority of the work still waiting in a queue. */
+function highestPriority(queue: RouteQueue): number {
+  let max = 0;
+  for (const p of queue.recipients) max = Math.max(max, p.request.owner.priority);
+  for (const p of queue.suspects) max = Math.max(max, p.request.owner.priority);
+  for (const check of queue.checks) for (const p of check.waiters) max = Math.max(max, p.request.owner.priority);
+  return max;
 }
 
 /**
