@@ -7,7 +7,8 @@
  *
  *   npm run bench:batch                      # build, then 3 interleaved runs of every verifier (about 1 minute)
  *   npm run bench:batch -- --quick           # 400 addresses over 20 domains, one run each
- *   npm run bench:batch -- --runs=5 --only=mailverify,deep-email-validator
+ *   npm run bench:batch -- --runs=5 --only=mailverify,deep-email-validator   # ids: mailverify, mailverify-high,
+ *                                                                            # deep-email-validator, devmehq
  *   npm run bench:batch -- --million         # one million addresses through verifyMany, zero delay (million.ts)
  *
  * See bench/README.md ("Batch benchmark") for the setup, the verdict mapping and the results.
@@ -44,6 +45,8 @@ const FULL: Shape = {
 const QUICK: Shape = { ...FULL, addresses: 400, domains: 20, catchAllDomains: 2, greylistingDomains: 1 };
 
 interface Variant {
+  /** For `--only`. */
+  id: string;
   name: string;
   /** The worker's verifier. */
   verifier: string;
@@ -53,15 +56,21 @@ interface Variant {
 }
 
 const VARIANTS: Variant[] = [
-  { name: 'mailverify (defaults)', verifier: 'mailverify', peer: false },
+  { id: 'mailverify', name: 'mailverify (defaults)', verifier: 'mailverify', peer: false },
   {
+    id: 'mailverify-high',
     name: `mailverify (quality High, passDelayMs ${PASS_DELAY_MS})`,
     verifier: 'mailverify',
     peer: false,
     options: { quality: 'High', passDelayMs: PASS_DELAY_MS },
   },
-  { name: 'deep-email-validator 0.1.27', verifier: 'deep-email-validator', peer: true },
-  { name: '@devmehq/email-validator-js 2.10.2', verifier: '@devmehq/email-validator-js', peer: true },
+  { id: 'deep-email-validator', name: 'deep-email-validator 0.1.27', verifier: 'deep-email-validator', peer: true },
+  {
+    id: 'devmehq',
+    name: '@devmehq/email-validator-js 2.10.2',
+    verifier: '@devmehq/email-validator-js',
+    peer: true,
+  },
 ];
 
 interface Measurement {
@@ -87,12 +96,15 @@ function argument(name: string): string | undefined {
 /** Binds port 25 or, if the system refuses, runs this same command again in a network namespace of its own. */
 export async function startLabOrReexec(scenario: Parameters<typeof startMailLab>[0]): Promise<MailLab | undefined> {
   try {
-    if (argument('netns') !== undefined && process.env.BENCH_IN_NETNS === undefined) throw codeError('EACCES');
+    if (argument('netns') !== undefined && process.env.BENCH_IN_NETNS === undefined) throw codeError('--netns');
     return await startMailLab(scenario);
   } catch (error) {
     const code = (error as { code?: string }).code;
-    if ((code !== 'EACCES' && code !== 'EADDRINUSE') || process.env.BENCH_IN_NETNS !== undefined) throw error;
-    console.error(`binding port ${SMTP_PORT} failed (${code}): running again inside unshare -rn`);
+    if (!['EACCES', 'EADDRINUSE', '--netns'].includes(code ?? '') || process.env.BENCH_IN_NETNS !== undefined) {
+      throw error;
+    }
+    const why = code === '--netns' ? '--netns' : `binding port ${SMTP_PORT} failed (${code})`;
+    console.error(`${why}: running again inside unshare -rn`);
     const result = spawnSync(
       'unshare',
       ['-rn', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, ...process.argv.slice(1)],
@@ -233,7 +245,8 @@ async function main(): Promise<void> {
   const only = argument('only')?.split(',');
   const shape = quick ? QUICK : FULL;
   const bench = buildBench(shape);
-  const variants = VARIANTS.filter((v) => only === undefined || only.some((o) => v.name.startsWith(o) || v.verifier === o));
+  const variants = VARIANTS.filter((v) => only === undefined || only.includes(v.id));
+  if (variants.length === 0) throw new Error(`--only: pick from ${VARIANTS.map((v) => v.id).join(', ')}`);
   const lab = await startLabOrReexec(
     labScenario(bench, { replyDelayMs: REPLY_DELAY_MS, dnsDelayMs: DNS_DELAY_MS, port: SMTP_PORT }),
   );

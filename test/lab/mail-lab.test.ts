@@ -637,6 +637,15 @@ describe('behaviours', () => {
     const early = await RawClient.open(lab, 'dropgreet');
     await early.closed;
     expect(early.received).toBe('');
+
+    // Pipelined: the replies to the commands before the dropped one still arrive.
+    const pipelined = await RawClient.open(lab, 'dropper');
+    await pipelined.reply();
+    pipelined.received = '';
+    pipelined.write('EHLO client.test\r\nMAIL FROM:<probe@client.test>\r\nRCPT TO:<alice@dropper.test>\r\n');
+    await pipelined.closed;
+    expect(pipelined.received).toMatch(/^250-dropper\.mx\.lab\.test Nice to meet you/);
+    expect(pipelined.received.endsWith('250 SIZE 10485760\r\n250 2.1.0 Accepted\r\n')).toBe(true);
   });
 
   it('silent: no greeting at all; or no reply to RCPT nor to anything after it', async () => {

@@ -616,8 +616,11 @@ export class RawSmtpSession {
     if (bytes !== '') this.socket.write(bytes);
     for (const item of items) {
       if ('end' in item) this.socket.end();
-      else if ('destroy' in item) this.socket.destroy();
-      else if ('upgrade' in item) this.upgradePending = true;
+      else if ('destroy' in item) {
+        // The replies already answered in this pipelined batch leave first, as a real server's would.
+        while (this.socket.writableCorked > 0) this.socket.uncork();
+        this.socket.destroy();
+      } else if ('upgrade' in item) this.upgradePending = true;
     }
     if (this.upgradePending && this.replyDelayMs > 0) this.upgrade();
   }
