@@ -6,7 +6,7 @@
  * 7. mail-exchanger host lists; 8. SMTP. (1, syntax, comes before; 4, deduplication, belongs to the batch.)
  */
 import type { DnsLookup } from '../dns/lookup.js';
-import { resolveMailDomain, type MailExchanger } from '../domain/mail-domain.js';
+import { resolveMailDomain, type MailDomain, type MailExchanger } from '../domain/mail-domain.js';
 import { hasPublicTopLevel } from '../domain/top-level.js';
 import type { Lists } from '../lists/lists.js';
 import { classifyAddress } from '../net/ip-ranges.js';
@@ -21,6 +21,8 @@ export interface StageContext {
   readonly checks: Checks;
   readonly lists: Lists;
   readonly dns: DnsLookup;
+  /** Domains being resolved now: the addresses of one domain share its resolution (answers are cached by DnsLookup). */
+  readonly resolving: Map<string, Promise<MailDomain>>;
   readonly prober: SmtpProber | null;
   readonly allowPrivateAddresses: boolean;
 }
@@ -88,7 +90,14 @@ export async function networkStages(
   if (probeAt !== null) return { status: await probe(parsed, [{ host: '', priority: 0, addresses: [probeAt] }], context, owner), hasMx: false };
 
   // Step 6: DNS.
-  const mailDomain = await resolveMailDomain(context.dns, domain, { allowPrivateAddresses: context.allowPrivateAddresses });
+  let resolution = context.resolving.get(domain);
+  if (resolution === undefined) {
+    resolution = resolveMailDomain(context.dns, domain, { allowPrivateAddresses: context.allowPrivateAddresses });
+    context.resolving.set(domain, resolution);
+    const done = () => context.resolving.delete(domain);
+    resolution.then(done, done);
+  }
+  const mailDomain = await resolution;
   if (mailDomain.status !== null) return { status: mailDomain.status, hasMx: mailDomain.hasMx };
 
   // Step 7: what the mail exchangers' host names tell.

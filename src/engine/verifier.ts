@@ -232,6 +232,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     checks,
     lists: createLists(options.lists),
     dns,
+    resolving: new Map(),
     prober,
     allowPrivateAddresses: options.allowPrivateAddresses === true,
     passes: options.passes ?? quality.passes,

@@ -367,6 +367,7 @@ class NodemailerSession implements SmtpSession {
   private isClosed = false;
   private quitting = false;
   private closedBy: SmtpTransportError | undefined;
+  private corked = false;
   private readonly pipelining: boolean;
   private readonly commandTimeoutMs: number;
   /** Commands in order: those written and waiting for their reply, then (without PIPELINING) those not yet written. */
@@ -470,12 +471,30 @@ class NodemailerSession implements SmtpSession {
       if (command.written) continue;
       if (!this.pipelining && command !== this.queue[0]) break;
       command.written = true;
+      if (this.pipelining) this.corkUntilNextTurn();
       this.send(command.line, (error, data) => this.onReply(command, error, data?.response));
     }
     const head = this.queue[0];
     if (head && head.timer === undefined) {
       head.timer = setTimeout(() => this.onTimeout(head), timerDelay(head.timeoutMs));
     }
+  }
+
+  /**
+   * Commands issued in one turn of the event loop leave in one write (RFC 2920 §3.1: a client SHOULD send a group
+   * of commands together): nodemailer defers each write to the next turn (setImmediate), so the socket is corked
+   * until the turn after that one, when every write of the group is in.
+   */
+  private corkUntilNextTurn(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.socket.cork();
+    setImmediate(() =>
+      setImmediate(() => {
+        this.corked = false;
+        this.socket.uncork();
+      }),
+    );
   }
 
   private onReply(command: PendingCommand, error: Error | null, raw: string | undefined): void {
