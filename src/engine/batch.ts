@@ -133,6 +133,7 @@ export class BatchRun {
   private passTimer: NodeJS.Timeout | null = null;
   private readonly started = performance.now();
   private lastProgress = -Infinity;
+  private reportedAll = false;
   private readonly onAbort = (): void => this.fail(this.options.signal!.reason);
 
   /** `runs`: the verifier's batches under way; the batch is in it from its first step until it stops. */
@@ -280,10 +281,9 @@ export class BatchRun {
 
   private endOfInput(): void {
     this.inputDone = true;
-    if (this.total === undefined) {
-      this.total = this.read;
-      if (this.completed === this.total) this.progress(true);
-    }
+    this.total ??= this.read;
+    // The last entry may have finished before the input was known to end (or there was none).
+    if (this.completed === this.total) this.progress(true);
   }
 
   /** One input: the offline stages at once, then the network stages if they are needed. */
@@ -448,9 +448,10 @@ export class BatchRun {
 
   private progress(final: boolean): void {
     const report = this.options.onProgress;
-    if (report === undefined) return;
+    if (report === undefined || this.reportedAll) return;
     const now = performance.now();
     if (!final && now - this.lastProgress < PROGRESS_INTERVAL_MS) return;
+    this.reportedAll = final;
     this.lastProgress = now;
     const progress: BatchProgress = { completed: this.completed };
     if (this.total !== undefined) {

@@ -190,6 +190,11 @@ describe('abort, priority and progress', () => {
     }
     await collect(v.verifyMany(source(), { onProgress: (p) => fromIterable.push(p) }));
     expect(fromIterable.at(-1)).toMatchObject({ completed: 3, total: 3, percentage: 100 });
+    expect(fromIterable.filter((p) => p.percentage === 100)).toHaveLength(1);
+
+    const empty: BatchProgress[] = [];
+    expect(await collect(v.verifyMany([], { onProgress: (p) => empty.push(p) }))).toEqual([]);
+    expect(empty).toEqual([{ completed: 0, total: 0, percentage: 100 }]);
     await v.close();
   });
 
