@@ -345,11 +345,11 @@ export class SmtpProber {
     } finally {
       started();
       if (session !== null) {
-        if (--queue.live === 0) queue.accepted = null;
+        queue.live--;
         // quit() never rejects (transport contract); a closed session returns at once.
         await session.quit();
       }
-      queue.sessions--;
+      if (--queue.sessions === 0) queue.accepted = null;
       // Work that came while the session was ending gets a session of its own before this slot is free.
       this.ensureSessions(queue);
       slot.release();
@@ -374,13 +374,14 @@ export class SmtpProber {
   }
 
   /**
-   * No session could be opened to this address. While another session to it is open, the work waits for that one (a
-   * server may refuse one connection too many); otherwise each recipient moves to its next route, or gets the most
-   * telling failure once its routes are spent. A catch-all check belongs to its exchanger: its waiters get the failure.
+   * No session could be opened to this address. While another session to it is open or opening, the work waits for
+   * that one, and no more are asked for (a server may refuse one connection too many: 421); otherwise each recipient
+   * moves to its next route, or gets the most telling failure once its routes are spent. A catch-all check belongs
+   * to its exchanger: its waiters get the failure.
    */
   private openFailed(queue: RouteQueue, failure: OpenFailure): void {
-    if (queue.live > 0) {
-      queue.accepted = queue.live;
+    if (queue.sessions > 1) {
+      queue.accepted = Math.max(queue.live, 1);
       return;
     }
     const recipients = [...queue.recipients, ...queue.suspects];

@@ -20,6 +20,7 @@ beforeAll(async () => {
       dropbob: { mailboxes: ['alice', 'bob', 'carol'], drop: 'rcpt:bob' },
       slow: { mailboxes: ['alice'], delayMs: { rcpt: 5000 } },
       garbage: { garbage: 'rcpt' },
+      onlyone: { mailboxes: ['alice', 'bob'], maxConnections: 1 },
       ...Object.fromEntries(['l1', 'l2', 'l3', 'l4', 'l5', 'h'].map((name) => [name, { mailboxes: ['alice'], delayMs: { rcpt: 20 } }])),
     },
     domains: {
@@ -30,6 +31,7 @@ beforeAll(async () => {
       'dropbob-plan.com': ['dropbob'],
       'slow-plan.com': ['slow'],
       'garbage-plan.com': ['garbage'],
+      'onlyone-plan.com': ['onlyone'],
       'refused-plan.com': ['refused'],
       'failover-plan.com': ['refused', 'shared'],
       ...Object.fromEntries(['l1', 'l2', 'l3', 'l4', 'l5', 'h'].map((name) => [`${name}-plan.com`, [name]])),
@@ -97,6 +99,18 @@ describe('grouping by mail exchanger', () => {
     expect(lab.stats('shared').connections).toBe(1);
     // one-plan.com's probe is asked once for both batches.
     expect(lab.stats('shared').transactions).toBe(2 + 2);
+  });
+
+  it('an exchanger that refuses a connection beyond its first (421) is served by the one it accepted', async () => {
+    lab.reset();
+    // More than one round of work: the exchanger is asked for more sessions, and refuses them.
+    const addresses = Array.from({ length: 250 }, (_, i) => `${['alice', 'bob', `n${i}`][i % 3]}@onlyone-plan.com`);
+    const entries = byIndex(await batch(addresses));
+    expect(entries.map((e) => e.status)).toEqual(addresses.map((a) => (a.startsWith('n') ? 'MailboxDoesNotExist' : 'Success')));
+    const stats = lab.stats('onlyone');
+    expect(stats.transactions).toBe(Math.ceil(250 / 10) + 1);
+    // One connection served everything; the refused ones were not asked again and again.
+    expect(stats.connections).toBeLessThanOrEqual(3);
   });
 });
 

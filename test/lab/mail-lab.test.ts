@@ -233,6 +233,7 @@ const SCENARIO: MailLabScenario = {
     omitmany: { mailboxes: ['alice'], omit: ['ehlo', 'rset'] },
     extra: { mailboxes: ['alice'], extra: 'rcpt:alice' },
     twice: { mailboxes: ['alice'], doubleReplies: true },
+    onlyone: { mailboxes: ['alice'], maxConnections: 1 },
     norset: { mailboxes: ['alice'], rset: '550 5.5.0 No' },
     okrset: { mailboxes: ['alice'], rset: '250 2.0.0 Fine' },
     lagged: { mailboxes: ['alice'], replyDelayMs: 150 },
@@ -822,6 +823,21 @@ describe('hostile replies (raw responder)', () => {
     expect(await client.command('RCPT TO:<bob@extra.test>')).toBe(REPLIES.unknownUser('bob@extra.test'));
     expect(client.received).toBe(`${REPLIES.unknownUser('bob@extra.test')}\r\n`);
     await quit(client);
+  });
+
+  it('maxConnections: a connection beyond the limit gets 421 and is closed; the limit frees with the first one', async () => {
+    const first = await RawClient.open(lab, 'onlyone');
+    expect(await first.reply()).toBe('220 onlyone.mx.lab.test ESMTP');
+    const second = await RawClient.open(lab, 'onlyone');
+    expect(await second.reply()).toBe('421 4.7.0 Too many connections, try again later');
+    await second.closed;
+    first.write('QUIT\r\n');
+    await first.closed;
+    await settled(lab);
+    const third = await RawClient.open(lab, 'onlyone');
+    expect(await third.reply()).toBe('220 onlyone.mx.lab.test ESMTP');
+    third.write('QUIT\r\n');
+    await third.closed;
   });
 
   it('doubleReplies: every reply after the greeting comes twice, in one write', async () => {

@@ -174,6 +174,9 @@ function checkSpec(name: string, spec: ServerSpec): void {
   if (spec.doubleReplies !== undefined && typeof spec.doubleReplies !== 'boolean') {
     fail(`${where}: doubleReplies must be true or false`);
   }
+  if (spec.maxConnections !== undefined && !(Number.isInteger(spec.maxConnections) && spec.maxConnections >= 1)) {
+    fail(`${where}: maxConnections must be a whole number from 1`);
+  }
   if (spec.maxRecipients !== undefined && !(Number.isInteger(spec.maxRecipients) && spec.maxRecipients >= 1)) {
     fail(`${where}: maxRecipients must be a whole number from 1`);
   }
@@ -201,6 +204,7 @@ function smtpServerObstacles(spec: ServerSpec): string[] {
     if (spec[field] !== undefined) obstacles.push(field);
   }
   if (spec.doubleReplies === true) obstacles.push('doubleReplies');
+  if (spec.maxConnections !== undefined) obstacles.push('maxConnections');
   if ((spec.replyDelayMs ?? 0) > 0) obstacles.push('replyDelayMs');
   if (spec.strictSync === true) obstacles.push('strictSync');
   for (const key of Object.keys(spec.delayMs ?? {})) {
@@ -605,6 +609,8 @@ class LabServer {
       return;
     }
     socket.setNoDelay(true);
+    const limit = this.behaviour.spec.maxConnections;
+    const overLimit = limit !== undefined && this.counters.open >= limit;
     const connection = new LabConnection(this, socket, this.behaviour, this.tls);
     this.live.add(connection);
     this.counters.connections++;
@@ -612,7 +618,7 @@ class LabServer {
     this.counters.maxConcurrent = Math.max(this.counters.maxConcurrent, this.counters.open);
     this.lab.connectionOpened();
     if (this.smtp !== undefined) this.smtp.adopt(socket, connection);
-    else new RawSmtpSession(socket, connection).start();
+    else new RawSmtpSession(socket, connection).start(overLimit);
   }
 
   connectionClosed(connection: LabConnection): void {

@@ -31,6 +31,8 @@ export interface ServerSpec {
   mailboxes?: string[];
   /** Accept every recipient (a catch-all server). */
   acceptAll?: boolean;
+  /** Connections beyond this many open at once are greeted with `421 4.7.0 Too many connections` and closed. */
+  maxConnections?: number;
   /** Accept every recipient of these domains (catch-all domains on a server that knows its other domains' mailboxes). */
   acceptAllDomains?: string[];
   /** The reply to recipients that are not mailboxes (default `550 5.1.1 ... User unknown`). */
@@ -95,6 +97,7 @@ export const SPEC_KEYS: ReadonlySet<string> = new Set([
   'mailboxes',
   'acceptAll',
   'acceptAllDomains',
+  'maxConnections',
   'rejectOthers',
   'rcpt',
   'mail',
@@ -153,6 +156,7 @@ export const REPLIES = {
   garbage: 'this is not an SMTP reply',
   /** What `extra` sends after the reply. */
   unsolicited: '250 2.0.0 Unsolicited',
+  tooManyConnections: '421 4.7.0 Too many connections, try again later',
 } as const;
 
 /** The SIZE both engines advertise. */
@@ -523,7 +527,8 @@ export class RawSmtpSession {
     this.replyDelayMs = ctx.behaviour.spec.replyDelayMs ?? 0;
   }
 
-  start(): void {
+  /** `overLimit`: the server already has its `maxConnections` open; this one is refused with 421. */
+  start(overLimit = false): void {
     const { behaviour } = this.ctx;
     this.socket.on('data', this.onData);
     this.socket.once('close', () => {
@@ -534,9 +539,11 @@ export class RawSmtpSession {
       this.frozen = true;
       return;
     }
-    const greeting: Step = behaviour.garbage('greeting')
-      ? { reply: `${REPLIES.garbage}\r\n` }
-      : this.greetingStep(behaviour.spec.greeting ?? REPLIES.greeting(behaviour.host));
+    const greeting: Step = overLimit
+      ? this.greetingStep(REPLIES.tooManyConnections)
+      : behaviour.garbage('greeting')
+        ? { reply: `${REPLIES.garbage}\r\n` }
+        : this.greetingStep(behaviour.spec.greeting ?? REPLIES.greeting(behaviour.host));
     if (behaviour.omit('greeting')) delete greeting.reply;
     if (behaviour.extra('greeting')) greeting.reply = `${greeting.reply ?? ''}${REPLIES.unsolicited}\r\n`;
     this.batched(() => {
