@@ -11,9 +11,10 @@
 import { createReadStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEDUPLICATION_MODES, type Deduplication } from '../engine/dedupe.js';
-import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
+import { ENTRY_FIELDS } from '../engine/entry.js';
 import { createVerifier, type Quality } from '../engine/verifier.js';
-import { CsvRecordReader, csvField } from './csv.js';
+import { CsvRecordReader } from './csv.js';
+import { BatchedWriter, csvLine, jsonLine } from './output.js';
 
 const USAGE = `Usage: mailverify check [file|-] [options]
 
@@ -146,24 +147,24 @@ async function* readAddresses(options: CheckOptions): AsyncGenerator<string> {
     for (const record of reader.end()) if (skipHeader) skipHeader = false; else yield column(record);
     return;
   }
+  // Lines are cut from each chunk by index; only a line split across chunks is joined.
   let pending = '';
   for await (const chunk of stream) {
-    pending += chunk as string;
+    const text = pending === '' ? (chunk as string) : pending + (chunk as string);
+    let start = 0;
     let newline: number;
-    while ((newline = pending.indexOf('\n')) >= 0) {
-      yield stripCr(pending.slice(0, newline));
-      pending = pending.slice(newline + 1);
+    while ((newline = text.indexOf('\n', start)) >= 0) {
+      yield lineAt(text, start, newline);
+      start = newline + 1;
     }
+    pending = text.slice(start);
   }
-  if (pending !== '') yield stripCr(pending);
+  if (pending !== '') yield lineAt(pending, 0, pending.length);
 }
 
-const stripCr = (line: string): string => (line.endsWith('\r') ? line.slice(0, -1) : line);
-
-function formatEntry(entry: Entry, output: CheckOptions['output']): string {
-  if (output === 'jsonl') return JSON.stringify(entry);
-  return ENTRY_FIELDS.map((field) => csvField(entry[field])).join(',');
-}
+/** The line `text[start, end)` without a trailing CR (a CRLF line ending). */
+const lineAt = (text: string, start: number, end: number): string =>
+  text.slice(start, end > start && text.charCodeAt(end - 1) === 0x0d ? end - 1 : end);
 
 async function check(options: CheckOptions): Promise<void> {
   const out = process.stdout;
@@ -183,10 +184,13 @@ async function check(options: CheckOptions): Promise<void> {
     concurrency: options.concurrency,
     deduplication: options.deduplication,
   });
+  const writer = new BatchedWriter(out);
+  const format = options.output === 'jsonl' ? jsonLine : csvLine;
   for await (const entry of entries) {
-    const line = formatEntry(entry, options.output) + '\n';
-    if (!out.write(line)) await new Promise((resolve) => out.once('drain', resolve));
+    const wait = writer.add(format(entry) + '\n');
+    if (wait !== undefined) await wait;
   }
+  await writer.end();
   await verifier.close();
 }
 

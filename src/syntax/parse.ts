@@ -597,16 +597,23 @@ const parser = new AddressParser();
  * index (UTF-16 code units). Throws a TypeError for a non-string argument.
  */
 export function parseAddress(input: string): ParseResult {
-  return parseWithPositions(input).result;
+  checkInput(input);
+  const result = parser.reset(input).parse();
+  parser.input = parser.asciiDomain = ''; // hold no reference to the input between calls
+  return result;
 }
 
 /** `parseAddress`, plus where the domain part starts in the input (for failures the verifier finds later). */
 export function parseWithPositions(input: string): { result: ParseResult; domainStart: number } {
+  checkInput(input);
+  const result = parser.reset(input).parse();
+  const domainStart = parser.domainStart;
+  parser.input = parser.asciiDomain = '';
+  return { result, domainStart };
+}
+
+function checkInput(input: unknown): void {
   if (typeof input !== 'string') {
     throw new TypeError(`parseAddress expects a string, got ${input === null ? 'null' : typeof input}`);
   }
-  const result = parser.reset(input).parse();
-  const domainStart = parser.domainStart;
-  parser.input = parser.asciiDomain = ''; // hold no reference to the input between calls
-  return { result, domainStart };
 }

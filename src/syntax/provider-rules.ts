@@ -85,17 +85,30 @@ interface DomainEntry {
   readonly name: string;
   readonly suffix: string;
   readonly rule: ProviderRule;
-  /** `rule.symbols` as a lookup table over ASCII. */
-  readonly symbols: Uint8Array;
+  /** What each ASCII character is to the rule (a CharClass); one read per character of the local part. */
+  readonly classes: Uint8Array;
+}
+
+const enum CharClass {
+  Invalid = 0,
+  Letter = 1,
+  Digit = 2,
+  Symbol = 3,
+  /** A dot the rule allows (counted against maxDots). */
+  Dot = 4,
+  Separator = 5,
 }
 
 const DOMAIN_ENTRIES: readonly DomainEntry[] = PROVIDER_RULES.flatMap((rule) =>
-  rule.domains.map(([name, suffix]) => ({ name, suffix, rule, symbols: asciiTable(rule.symbols) })),
+  rule.domains.map(([name, suffix]) => ({ name, suffix, rule, classes: charClasses(rule) })),
 );
 
-function asciiTable(chars: string): Uint8Array {
+function charClasses(rule: ProviderRule): Uint8Array {
   const table = new Uint8Array(128);
-  for (let i = 0; i < chars.length; i++) table[chars.charCodeAt(i)] = 1;
+  for (let c = 0x30; c <= 0x39; c++) table[c] = CharClass.Digit;
+  for (let c = 0x41; c <= 0x5a; c++) table[c] = table[c | 0x20] = CharClass.Letter;
+  for (const symbol of rule.symbols) table[symbol.charCodeAt(0)] = symbol === '.' ? CharClass.Dot : CharClass.Symbol;
+  if (rule.separator !== null) table[rule.separator.charCodeAt(0)] = CharClass.Separator;
   return table;
 }
 
@@ -167,9 +180,6 @@ export function providerRuleFor(asciiDomain: string): ProviderRule | undefined {
   return domainEntryFor(asciiDomain, 0, asciiDomain.length)?.rule;
 }
 
-const isLetter = (c: number): boolean => (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a;
-const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
-
 /**
  * Checks the local part `input[localStart, localEnd)` against the rule of the provider of the valid ASCII domain
  * `domain[domainFrom, domainTo)` (whose `providerCandidates` the caller may pass). Returns the failure index, or null
@@ -187,8 +197,7 @@ export function checkProviderRules(
 ): number | null {
   const entry = domainEntryFor(domain, domainFrom, domainTo, candidates);
   if (entry === undefined) return null;
-  const { rule, symbols } = entry;
-  const separator = rule.separator === null ? -1 : rule.separator.charCodeAt(0);
+  const { rule, classes } = entry;
   const startsWithLetter = rule.startsWithLetter;
   const maxDots = rule.maxDots ?? Infinity;
   const countsAll = rule.length?.counts === 'all';
@@ -197,19 +206,20 @@ export function checkProviderRules(
   let pos = localStart;
   for (; pos < localEnd; pos++) {
     const c = input.charCodeAt(pos);
-    if (c === separator) break;
-    if (isLetter(c)) {
+    // Non-ASCII is invalid, and so is a quote (a quoted local part fails at its opening quote).
+    const kind = c < 0x80 ? classes[c]! : CharClass.Invalid;
+    if (kind === CharClass.Letter) {
       counted++;
       continue;
     }
+    if (kind === CharClass.Separator) break;
     if (pos === localStart && startsWithLetter) return pos;
-    if (isDigit(c)) {
+    if (kind === CharClass.Digit) {
       counted++;
       continue;
     }
-    // Also catches a quoted local part (`"`) and any non-ASCII character.
-    if (c >= 0x80 || symbols[c] !== 1) return pos;
-    if (c === 0x2e && ++dots > maxDots) return pos;
+    if (kind === CharClass.Invalid) return pos;
+    if (kind === CharClass.Dot && ++dots > maxDots) return pos;
     if (countsAll) counted++;
   }
   // An empty username (`+tag@...`): the separator stands where the first letter must be.
