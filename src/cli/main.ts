@@ -14,7 +14,7 @@ import { DEDUPLICATION_MODES, type Deduplication } from '../engine/dedupe.js';
 import { ENTRY_FIELDS } from '../engine/entry.js';
 import { createVerifier, type Quality } from '../engine/verifier.js';
 import { CsvRecordReader } from './csv.js';
-import { BatchedWriter, csvLine, jsonLine } from './output.js';
+import { BatchedWriter, csvLine } from './output.js';
 
 const USAGE = `Usage: mailverify check [file|-] [options]
 
@@ -185,9 +185,9 @@ async function check(options: CheckOptions): Promise<void> {
     deduplication: options.deduplication,
   });
   const writer = new BatchedWriter(out);
-  const format = options.output === 'jsonl' ? jsonLine : csvLine;
+  const jsonl = options.output === 'jsonl';
   for await (const entry of entries) {
-    const wait = writer.add(format(entry) + '\n');
+    const wait = jsonl ? writer.addJsonLine(entry) : writer.add(csvLine(entry) + '\n');
     if (wait !== undefined) await wait;
   }
   await writer.end();

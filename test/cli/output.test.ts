@@ -46,6 +46,26 @@ const entries: Entry[] = [
     duplicateOf: 1,
     completedOn: '2026-01-01T00:00:00.000Z',
   },
+  {
+    // Every field but the suggestions, each in place in the service order.
+    index: 3,
+    inputData: 'Zoë <z@x.de>',
+    classification: 'Undeliverable',
+    status: 'Duplicate',
+    emailAddress: 'z@x.de',
+    emailAddressLocalPart: 'z',
+    emailAddressDomainPart: 'x.de',
+    asciiEmailAddressDomainPart: 'x.de',
+    hasInternationalMailboxName: true,
+    hasInternationalDomainName: false,
+    isDisposableEmailAddress: true,
+    isRoleAccount: false,
+    isFreeEmailAddress: true,
+    syntaxFailureIndex: 0,
+    custom: 'line\nbreak',
+    duplicateOf: 0,
+    completedOn: '2026-01-01T00:00:00.000Z',
+  },
 ];
 
 describe('jsonLine', () => {
@@ -60,6 +80,19 @@ describe('jsonLine', () => {
     const entry = entries[2]!;
     const reversed = Object.fromEntries(Object.entries(entry).reverse()) as unknown as Entry;
     expect(jsonLine(reversed)).toBe(JSON.stringify(ordered(entry)));
+  });
+});
+
+describe('BatchedWriter.addJsonLine', () => {
+  it('writes the bytes of jsonLine and a line break, escapes and non-ASCII included', async () => {
+    const stream = new PassThrough();
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const writer = new BatchedWriter(stream);
+    const many = Array.from({ length: 3000 }, (_, i) => entries[i % entries.length]!);
+    for (const entry of many) await writer.addJsonLine(entry);
+    await writer.end();
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(many.map((entry) => JSON.stringify(ordered(entry)) + '\n').join(''));
   });
 });
 
