@@ -347,7 +347,8 @@ export function getCorpus(name) {
   return JSON.parse(JSON.stringify(make()));
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+// Run as a script (not imported, nor bundled into another script).
+if (import.meta.url.endsWith('/corpus.mjs') && import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   process.stdout.on('error', () => process.exit(0)); // `| head` closing the pipe is not an error
   process.stdout.write(`${getCorpus(process.argv[2] ?? 'realistic').join('\n')}\n`);
 }

@@ -96,15 +96,20 @@ function putString(buffer: Buffer, at: number, text: string): number {
   return to + 1;
 }
 
+/** A whole number from 0 to 2^31 - 1 in decimal digits (what JSON.stringify writes for it). */
+function putCount(buffer: Buffer, at: number, value: number): number {
+  let digits = 1;
+  for (let rest = value; rest >= 10; rest = (rest / 10) | 0) digits++;
+  let to = at + digits;
+  for (let rest = value; to > at; rest = (rest / 10) | 0) buffer[--to] = 0x30 + (rest % 10);
+  return at + digits;
+}
+
 function putValue(buffer: Buffer, at: number, value: unknown): number {
-  switch (typeof value) {
-    case 'string':
-      return putString(buffer, at, value);
-    case 'boolean':
-      return putBytes(buffer, at, value ? TRUE : FALSE);
-    default:
-      return at + buffer.write(jsonValue(value), at, 'utf8');
-  }
+  if (typeof value === 'string') return putString(buffer, at, value);
+  if (typeof value === 'boolean') return putBytes(buffer, at, value ? TRUE : FALSE);
+  if (typeof value === 'number' && (value | 0) === value && value >= 0) return putCount(buffer, at, value);
+  return at + buffer.write(jsonValue(value), at, 'utf8');
 }
 
 /** Bytes a string value may take at most, quotes included. */
@@ -164,7 +169,9 @@ function putJsonLine(buffer: Buffer, at: number, entry: Entry): number {
 }
 
 /** Output is encoded into buffers of this size and written one buffer at a time. */
-const BATCH_BYTES = 1 << 20;
+const BATCH_BYTES = 1 << 18;
+/** Written buffers kept for reuse. */
+const MAX_SPARE_BUFFERS = 4;
 /** The most UTF-8 bytes one UTF-16 unit can take (a surrogate pair, two units, takes four). */
 const MAX_BYTES_PER_UNIT = 3;
 
@@ -174,7 +181,9 @@ const MAX_BYTES_PER_UNIT = 3;
  * the batch buffer as it comes, so no string outlives its line.
  */
 export class BatchedWriter {
-  private buffer = Buffer.allocUnsafe(BATCH_BYTES);
+  private buffer: Buffer = Buffer.allocUnsafe(BATCH_BYTES);
+  /** Buffers the stream has finished writing, for the next batches. */
+  private readonly spare: Buffer[] = [];
   private used = 0;
   private flushScheduled = false;
   private drained: Promise<void> | null = null;
@@ -222,15 +231,19 @@ export class BatchedWriter {
 
   private flush(): void {
     if (this.used === 0) return;
-    const batch = this.buffer.subarray(0, this.used);
-    // The stream may hold on to the written buffer until it is sent: the next batch gets a new one.
-    this.buffer = Buffer.allocUnsafe(BATCH_BYTES);
+    const full = this.buffer;
+    const batch = full.subarray(0, this.used);
+    // The stream may hold on to the written buffer until it is sent: the next batch gets another one, and a buffer
+    // comes back to the pool once the stream is done with it.
+    this.buffer = this.spare.pop() ?? Buffer.allocUnsafe(BATCH_BYTES);
     this.used = 0;
-    this.send(batch);
+    this.send(batch, () => {
+      if (this.spare.length < MAX_SPARE_BUFFERS) this.spare.push(full);
+    });
   }
 
-  private send(bytes: Buffer): void {
-    if (!this.out.write(bytes) && this.drained === null) {
+  private send(bytes: Buffer, written?: () => void): void {
+    if (!this.out.write(bytes, written) && this.drained === null) {
       this.drained = new Promise((resolve) =>
         this.out.once('drain', () => {
           this.drained = null;
