@@ -87,6 +87,12 @@ interface DomainEntry {
   readonly rule: ProviderRule;
   /** What each ASCII character is to the rule (a CharClass); one read per character of the local part. */
   readonly classes: Uint8Array;
+  // The rule's checks as plain fields of one shape (the rules themselves differ in which optional fields they have).
+  readonly startsWithLetter: boolean;
+  readonly maxDots: number;
+  readonly countsAll: boolean;
+  readonly minLength: number;
+  readonly maxLength: number;
 }
 
 const enum CharClass {
@@ -100,7 +106,17 @@ const enum CharClass {
 }
 
 const DOMAIN_ENTRIES: readonly DomainEntry[] = PROVIDER_RULES.flatMap((rule) =>
-  rule.domains.map(([name, suffix]) => ({ name, suffix, rule, classes: charClasses(rule) })),
+  rule.domains.map(([name, suffix]) => ({
+    name,
+    suffix,
+    rule,
+    classes: charClasses(rule),
+    startsWithLetter: rule.startsWithLetter,
+    maxDots: rule.maxDots ?? Infinity,
+    countsAll: rule.length?.counts === 'all',
+    minLength: rule.length?.min ?? 0,
+    maxLength: rule.length?.max ?? Infinity,
+  })),
 );
 
 function charClasses(rule: ProviderRule): Uint8Array {
@@ -121,15 +137,23 @@ const indexKey = (nameLength: number, firstChar: number): number => nameLength *
 for (const entry of DOMAIN_ENTRIES) (ENTRY_INDEX[indexKey(entry.name.length, entry.name.charCodeAt(0))] ??= []).push(entry);
 const LONGEST_NAME = Math.max(...DOMAIN_ENTRIES.map((entry) => entry.name.length));
 
-const publicSuffixCache = new Map<string, boolean>();
+/**
+ * Suffixes already judged, compared in place: nearly all addresses at `yahoo.*`, `hotmail.*` and `live.*` use a few
+ * dozen suffixes (com, co.uk, fr, co.jp...), so their answer costs no substring. Further suffixes are judged each time.
+ */
+const knownSuffixes: { readonly suffix: string; readonly isPublic: boolean }[] = [];
+const KNOWN_SUFFIX_LIMIT = 64;
 
-function isPublicSuffix(suffix: string): boolean {
-  let known = publicSuffixCache.get(suffix);
-  if (known === undefined) {
-    known = getPublicSuffix(suffix) === suffix;
-    if (publicSuffixCache.size < 1024) publicSuffixCache.set(suffix, known);
+/** Whether `domain[from, to)` (a valid ASCII domain name, any case) is a public suffix. */
+function isPublicSuffixAt(domain: string, from: number, to: number): boolean {
+  const length = to - from;
+  for (const known of knownSuffixes) {
+    if (known.suffix.length === length && matchesAt(domain, from, known.suffix)) return known.isPublic;
   }
-  return known;
+  const suffix = domain.slice(from, to).toLowerCase();
+  const isPublic = getPublicSuffix(suffix) === suffix;
+  if (knownSuffixes.length < KNOWN_SUFFIX_LIMIT) knownSuffixes.push({ suffix, isPublic });
+  return isPublic;
 }
 
 /**
@@ -167,7 +191,7 @@ function domainEntryFor(domain: string, from: number, to: number, candidates?: P
   for (const entry of candidates) {
     if (!matchesAt(domain, from, entry.name)) continue;
     if (entry.suffix === '*') {
-      if (isPublicSuffix(domain.slice(dot + 1, to).toLowerCase())) return entry;
+      if (isPublicSuffixAt(domain, dot + 1, to)) return entry;
     } else if (to - dot - 1 === entry.suffix.length && matchesAt(domain, dot + 1, entry.suffix)) {
       return entry;
     }
@@ -197,10 +221,7 @@ export function checkProviderRules(
 ): number | null {
   const entry = domainEntryFor(domain, domainFrom, domainTo, candidates);
   if (entry === undefined) return null;
-  const { rule, classes } = entry;
-  const startsWithLetter = rule.startsWithLetter;
-  const maxDots = rule.maxDots ?? Infinity;
-  const countsAll = rule.length?.counts === 'all';
+  const { classes, startsWithLetter, maxDots, countsAll } = entry;
   let dots = 0;
   let counted = 0;
   let pos = localStart;
@@ -224,6 +245,6 @@ export function checkProviderRules(
   }
   // An empty username (`+tag@...`): the separator stands where the first letter must be.
   if (pos === localStart && startsWithLetter) return pos;
-  if (rule.length !== undefined && (counted < rule.length.min || counted > rule.length.max)) return atIndex;
+  if (counted < entry.minLength || counted > entry.maxLength) return atIndex;
   return null;
 }
