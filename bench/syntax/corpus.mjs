@@ -296,7 +296,11 @@ function edgeAddress(rng, companies) {
  * number of generated company domains (their popularity is skewed, so a few get most addresses and the last ones
  * few or none); `mix` the shares of the kinds.
  */
-export function realisticCorpus(size = CORPUS_SIZE, seed = SEED, { companies: companyCount = 3000, mix = REALISTIC_MIX } = {}) {
+export function realisticCorpus(
+  size = CORPUS_SIZE,
+  seed = SEED,
+  { companies: companyCount = 3000, mix = REALISTIC_MIX } = {},
+) {
   const rng = new Rng(seed);
   const companies = companyDomains(rng, companyCount);
   const kinds = [
@@ -314,12 +318,13 @@ export function realisticCorpus(size = CORPUS_SIZE, seed = SEED, { companies: co
 export const LARGE_MIX = { plain: 0.84, typo: 0.08, international: 0.05, edge: 0.03 };
 
 /**
- * "realistic200k": the realistic mix over 200,000 addresses and some 12,400 distinct domain parts (9,000
- * generated company domains, of which the skewed picks reach most, plus providers, typo and edge forms), 5% internationalized. Per-domain caches and branch
- * predictors see the spread of a real list rather than a few thousand domains over and over.
+ * "realistic200k": the realistic mix over 200,000 addresses and some 13,400 distinct domain parts (10,000
+ * generated company domains, of which the skewed picks reach most, plus providers, typo and edge forms), 5%
+ * internationalized. Per-domain caches and branch predictors see the spread of a real list rather than a few
+ * thousand domains over and over.
  */
 export function realistic200kCorpus(size = 200_000, seed = SEED + 2) {
-  return realisticCorpus(size, seed, { companies: 10000, mix: LARGE_MIX });
+  return realisticCorpus(size, seed, { companies: 10_000, mix: LARGE_MIX });
 }
 
 /** "simple-valid": plain first.last@company.com addresses only (the fast path of every validator). */

@@ -170,8 +170,6 @@ function putJsonLine(buffer: Buffer, at: number, entry: Entry): number {
 
 /** Output is encoded into buffers of this size and written one buffer at a time. */
 const BATCH_BYTES = 1 << 18;
-/** Written buffers kept for reuse. */
-const MAX_SPARE_BUFFERS = 4;
 /** The most UTF-8 bytes one UTF-16 unit can take (a surrogate pair, two units, takes four). */
 const MAX_BYTES_PER_UNIT = 3;
 
@@ -182,8 +180,6 @@ const MAX_BYTES_PER_UNIT = 3;
  */
 export class BatchedWriter {
   private buffer: Buffer = Buffer.allocUnsafe(BATCH_BYTES);
-  /** Buffers the stream has finished writing, for the next batches. */
-  private readonly spare: Buffer[] = [];
   private used = 0;
   private flushScheduled = false;
   private drained: Promise<void> | null = null;
@@ -231,19 +227,15 @@ export class BatchedWriter {
 
   private flush(): void {
     if (this.used === 0) return;
-    const full = this.buffer;
-    const batch = full.subarray(0, this.used);
-    // The stream may hold on to the written buffer until it is sent: the next batch gets another one, and a buffer
-    // comes back to the pool once the stream is done with it.
-    this.buffer = this.spare.pop() ?? Buffer.allocUnsafe(BATCH_BYTES);
+    const batch = this.buffer.subarray(0, this.used);
+    // The stream may hold on to the written buffer until it is sent: the next batch gets a new one.
+    this.buffer = Buffer.allocUnsafe(BATCH_BYTES);
     this.used = 0;
-    this.send(batch, () => {
-      if (this.spare.length < MAX_SPARE_BUFFERS) this.spare.push(full);
-    });
+    this.send(batch);
   }
 
-  private send(bytes: Buffer, written?: () => void): void {
-    if (!this.out.write(bytes, written) && this.drained === null) {
+  private send(bytes: Buffer): void {
+    if (!this.out.write(bytes) && this.drained === null) {
       this.drained = new Promise((resolve) =>
         this.out.once('drain', () => {
           this.drained = null;
