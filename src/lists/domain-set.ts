@@ -10,6 +10,7 @@
  */
 import { domainToASCII } from 'node:url';
 import { getPublicSuffix } from 'tldts';
+import { detached } from '../syntax/idna.js';
 
 /** Lower-case LDH labels (and `_`, which some host names carry), separated by single dots. */
 const HOST_NAME = /^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*$/;
@@ -36,7 +37,7 @@ function isPublicSuffix(name: string): boolean {
   let known = publicSuffixes.get(name);
   if (known === undefined) {
     known = getPublicSuffix(name, HOST_NAME_INPUT) === name;
-    publicSuffixes.set(name, known);
+    publicSuffixes.set(detached(name), known); // a copy: `name` may be a view of a whole input
   }
   return known;
 }

@@ -5,6 +5,7 @@
  * the first offending character, or the `@` for a length rule.
  */
 import { getPublicSuffix } from 'tldts';
+import { detached } from './idna.js';
 
 export interface ProviderRule {
   /** The provider's domains as second-level name and suffix; suffix `*` stands for any public suffix. */
@@ -152,7 +153,7 @@ function isPublicSuffixAt(domain: string, from: number, to: number): boolean {
   }
   const suffix = domain.slice(from, to).toLowerCase();
   const isPublic = getPublicSuffix(suffix) === suffix;
-  if (knownSuffixes.length < KNOWN_SUFFIX_LIMIT) knownSuffixes.push({ suffix, isPublic });
+  if (knownSuffixes.length < KNOWN_SUFFIX_LIMIT) knownSuffixes.push({ suffix: detached(suffix), isPublic });
   return isPublic;
 }
 
