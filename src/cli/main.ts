@@ -226,9 +226,12 @@ async function check(options: CheckOptions): Promise<void> {
   for await (const entry of entries) {
     const wait = jsonl ? writer.addJsonLine(entry) : writer.add(csvLine(entry) + '\n');
     if (wait !== undefined) await wait;
+    if (writer.error !== undefined) break; // stops reading the input too
   }
   await writer.end();
   await verifier.close();
+  // The reader of a pipe that went away (`| head`) wanted no more: not an error.
+  if (writer.error !== undefined && writer.error.code !== 'EPIPE') throw writer.error;
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -184,7 +184,16 @@ export class BatchedWriter {
   private flushScheduled = false;
   private drained: Promise<void> | null = null;
 
-  constructor(private readonly out: NodeJS.WritableStream) {}
+  private waken: (() => void) | null = null;
+  /** The stream's error (EPIPE once the reader of a pipe has gone): nothing more is written after it. */
+  error: NodeJS.ErrnoException | undefined;
+
+  constructor(private readonly out: NodeJS.WritableStream) {
+    out.on('error', (error: NodeJS.ErrnoException) => {
+      this.error ??= error;
+      this.waken?.(); // a wait for 'drain' ends: no drain comes after an error
+    });
+  }
 
   /** Adds the entry as a JSON line (`jsonLine(entry)` and a line break), encoded in place when it fits. */
   addJsonLine(entry: Entry): Promise<void> | undefined {
@@ -226,7 +235,7 @@ export class BatchedWriter {
   }
 
   private flush(): void {
-    if (this.used === 0) return;
+    if (this.used === 0 || this.error !== undefined) return;
     const batch = this.buffer.subarray(0, this.used);
     // The stream may hold on to the written buffer until it is sent: the next batch gets a new one.
     this.buffer = Buffer.allocUnsafe(BATCH_BYTES);
@@ -235,13 +244,17 @@ export class BatchedWriter {
   }
 
   private send(bytes: Buffer): void {
+    if (this.error !== undefined) return;
     if (!this.out.write(bytes) && this.drained === null) {
-      this.drained = new Promise((resolve) =>
-        this.out.once('drain', () => {
-          this.drained = null;
+      this.drained = new Promise((resolve) => {
+        const done = (): void => {
+          this.out.removeListener('drain', done);
+          this.drained = this.waken = null;
           resolve();
-        }),
-      );
+        };
+        this.waken = done;
+        this.out.once('drain', done);
+      });
     }
   }
 }
