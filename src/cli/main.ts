@@ -11,9 +11,10 @@
 import { createReadStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEDUPLICATION_MODES, type Deduplication } from '../engine/dedupe.js';
-import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
+import { ENTRY_FIELDS } from '../engine/entry.js';
 import { createVerifier, type Quality } from '../engine/verifier.js';
-import { CsvRecordReader, csvField } from './csv.js';
+import { CsvRecordReader } from './csv.js';
+import { BatchedWriter, csvLine } from './output.js';
 
 const USAGE = `Usage: mailverify check [file|-] [options]
 
@@ -133,39 +134,76 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
 }
 
 /** The addresses of the input, in order: lines of a text file, or one column of each CSV record. */
-async function* readAddresses(options: CheckOptions): AsyncGenerator<string> {
+function readAddresses(options: CheckOptions): AsyncIterableIterator<string> {
+  return itemsOf(readBatches(options));
+}
+
+/** The addresses of the input, a batch per chunk read. */
+async function* readBatches(options: CheckOptions): AsyncGenerator<string[]> {
   const stream = options.source === '-' ? process.stdin : createReadStream(options.source);
   stream.setEncoding('utf8');
   if (options.input === 'csv') {
     const reader = new CsvRecordReader(options.delimiter);
     let skipHeader = options.header;
-    const column = (record: string[]): string => record[options.column] ?? '';
-    for await (const chunk of stream) {
-      for (const record of reader.push(chunk as string)) {
-        if (skipHeader) skipHeader = false;
-        else yield column(record);
+    const columns = (records: string[][]): string[] => {
+      if (skipHeader && records.length > 0) {
+        skipHeader = false;
+        records = records.slice(1);
       }
-    }
-    for (const record of reader.end()) if (skipHeader) skipHeader = false; else yield column(record);
+      return records.map((record) => record[options.column] ?? '');
+    };
+    for await (const chunk of stream) yield columns(reader.push(chunk as string));
+    yield columns(reader.end());
     return;
   }
+  // Lines are cut from each chunk by index; only a line split across chunks is joined.
   let pending = '';
   for await (const chunk of stream) {
-    pending += chunk as string;
+    const text = pending === '' ? (chunk as string) : pending + (chunk as string);
+    const lines: string[] = [];
+    let start = 0;
     let newline: number;
-    while ((newline = pending.indexOf('\n')) >= 0) {
-      yield stripCr(pending.slice(0, newline));
-      pending = pending.slice(newline + 1);
+    while ((newline = text.indexOf('\n', start)) >= 0) {
+      lines.push(lineAt(text, start, newline));
+      start = newline + 1;
     }
+    pending = text.slice(start);
+    yield lines;
   }
-  if (pending !== '') yield stripCr(pending);
+  if (pending !== '') yield [lineAt(pending, 0, pending.length)];
 }
 
-const stripCr = (line: string): string => (line.endsWith('\r') ? line.slice(0, -1) : line);
+/** The line `text[start, end)` without a trailing CR (a CRLF line ending). */
+const lineAt = (text: string, start: number, end: number): string =>
+  text.slice(start, end > start && text.charCodeAt(end - 1) === 0x0d ? end - 1 : end);
 
-function formatEntry(entry: Entry, output: CheckOptions['output']): string {
-  if (output === 'jsonl') return JSON.stringify(entry);
-  return ENTRY_FIELDS.map((field) => csvField(entry[field])).join(',');
+/**
+ * The items of the batches one by one. An item of the batch at hand is served at once, without resuming a
+ * generator (a million resumptions cost more than the lists and suggestions of a million addresses).
+ */
+function itemsOf<T>(batches: AsyncGenerator<T[]>): AsyncIterableIterator<T> {
+  let batch: T[] = [];
+  let at = 0;
+  const refill = async (): Promise<IteratorResult<T>> => {
+    for (;;) {
+      const next = await batches.next();
+      if (next.done === true) return { done: true, value: undefined };
+      batch = next.value;
+      at = 0;
+      if (batch.length > 0) return { done: false, value: batch[at++]! };
+    }
+  };
+  const items: AsyncIterableIterator<T> = {
+    next: () => (at < batch.length ? Promise.resolve({ done: false, value: batch[at++]! }) : refill()),
+    // A consumer that stops early closes the input.
+    return: async () => {
+      batch = [];
+      await batches.return(undefined);
+      return { done: true, value: undefined };
+    },
+    [Symbol.asyncIterator]: () => items,
+  };
+  return items;
 }
 
 async function check(options: CheckOptions): Promise<void> {
@@ -187,11 +225,17 @@ async function check(options: CheckOptions): Promise<void> {
     // A file's results line up with its lines.
     order: 'input',
   });
+  const writer = new BatchedWriter(out);
+  const jsonl = options.output === 'jsonl';
   for await (const entry of entries) {
-    const line = formatEntry(entry, options.output) + '\n';
-    if (!out.write(line)) await new Promise((resolve) => out.once('drain', resolve));
+    const wait = jsonl ? writer.addJsonLine(entry) : writer.add(csvLine(entry) + '\n');
+    if (wait !== undefined) await wait;
+    if (writer.error !== undefined) break; // stops reading the input too
   }
+  await writer.end();
   await verifier.close();
+  // The reader of a pipe that went away (`| head`) wanted no more: not an error.
+  if (writer.error !== undefined && writer.error.code !== 'EPIPE') throw writer.error;
 }
 
 export async function main(argv: string[]): Promise<number> {

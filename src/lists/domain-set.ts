@@ -10,6 +10,7 @@
  */
 import { domainToASCII } from 'node:url';
 import { getPublicSuffix } from 'tldts';
+import { detached } from '../syntax/idna.js';
 
 /** Lower-case LDH labels (and `_`, which some host names carry), separated by single dots. */
 const HOST_NAME = /^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*$/;
@@ -36,7 +37,7 @@ function isPublicSuffix(name: string): boolean {
   let known = publicSuffixes.get(name);
   if (known === undefined) {
     known = getPublicSuffix(name, HOST_NAME_INPUT) === name;
-    publicSuffixes.set(name, known);
+    publicSuffixes.set(detached(name), known); // a copy: `name` may be a view of a whole input
   }
   return known;
 }
@@ -123,5 +124,48 @@ export class DomainSet implements Iterable<string> {
 
   [Symbol.iterator](): Iterator<string> {
     return this.names.values();
+  }
+}
+
+/**
+ * Several sets asked about one domain at once: one walk over the domain and its parents answers every set. Bit i of
+ * the answer is `sets[i].matches(domain)`. The sets are read when the union is made; it does not follow later
+ * changes to them.
+ */
+export class DomainSetUnion {
+  /** Every entry of any set, with the bits of the sets that list it. */
+  private readonly bits = new Map<string, number>();
+  private readonly byLabelCount: number[] = [];
+  private readonly all: number;
+
+  constructor(sets: readonly DomainSet[]) {
+    sets.forEach((set, i) => {
+      for (const name of set) {
+        const known = this.bits.get(name);
+        if (known === undefined) {
+          const labels = labelCount(name);
+          this.byLabelCount[labels] = (this.byLabelCount[labels] ?? 0) + 1;
+        }
+        this.bits.set(name, (known ?? 0) | (1 << i));
+      }
+    });
+    this.all = (1 << sets.length) - 1;
+  }
+
+  /** The bits of the sets that match the domain (as DomainSet.match: the name or a parent that is no public suffix). */
+  matches(domain: string): number {
+    if (this.bits.size === 0) return 0;
+    let name = domain.toLowerCase();
+    if (name.endsWith('.')) name = name.slice(0, -1);
+    let labels = labelCount(name);
+    let found = (this.byLabelCount[labels] ?? 0) > 0 ? (this.bits.get(name) ?? 0) : 0;
+    for (let dot = name.indexOf('.'); dot !== -1 && found !== this.all; dot = name.indexOf('.', dot + 1)) {
+      labels--;
+      if ((this.byLabelCount[labels] ?? 0) === 0) continue;
+      const parent = name.slice(dot + 1);
+      const bits = this.bits.get(parent);
+      if (bits !== undefined && (found | bits) !== found && !isPublicSuffix(parent)) found |= bits;
+    }
+    return found;
   }
 }

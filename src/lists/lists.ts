@@ -8,7 +8,7 @@ import { DISPOSABLE_MAIL_EXCHANGERS, HONEYPOT_MAIL_EXCHANGERS, PARKED_MAIL_EXCHA
 import { RELAY_DOMAINS } from './data/relay-domains.js';
 import { ROLE_LOCAL_PARTS } from './data/role-local-parts.js';
 import { mailboxName } from '../syntax/local-part.js';
-import { DomainSet, normalizeDomain } from './domain-set.js';
+import { DomainSet, DomainSetUnion, normalizeDomain } from './domain-set.js';
 import { disposableDomainData, freeProviderDomainData, usableEntries } from './packages.js';
 
 /**
@@ -54,6 +54,41 @@ export function roleKey(localPart: string): string {
   const plus = key.indexOf('+');
   if (plus !== -1) key = key.slice(0, plus);
   return key.toLowerCase().replace(SEPARATORS, '');
+}
+
+/**
+ * Whether `localPart` may be a role local part, decided without making its key in most cases: for an unquoted
+ * ASCII local part the key's length and first character are known from one pass, and most personal local parts
+ * have a length or first letter no role key has. True means "make the key and look".
+ */
+class RoleKeyFilter {
+  private readonly lengths = new Set<number>();
+  private readonly firstChars = new Uint8Array(128);
+
+  constructor(keys: Iterable<string>) {
+    for (const key of keys) {
+      this.lengths.add(key.length);
+      const first = key.charCodeAt(0);
+      if (first < 0x80) this.firstChars[first] = 1;
+    }
+  }
+
+  mayMatch(localPart: string): boolean {
+    if (localPart.charCodeAt(0) === 0x22) return true; // quoted: roleKey unquotes it
+    let length = 0;
+    let first = -1;
+    for (let i = 0; i < localPart.length; i++) {
+      let c = localPart.charCodeAt(i);
+      if (c === 0x2b) break; // `+`: the tag is not part of the key
+      if (c >= 0x80) return true; // lower-casing non-ASCII may change the length
+      if (c === 0x2e || c === 0x2d || c === 0x5f) continue; // `.`, `-`, `_` are removed
+      if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+      if (first === -1) first = c;
+      length++;
+    }
+    if (!this.lengths.has(length)) return false;
+    return first === -1 || this.firstChars[first] === 1;
+  }
 }
 
 interface BuiltIn {
@@ -158,6 +193,22 @@ function roleList(name: string, builtInSet: ReadonlySet<string>, option: ListOpt
   return list;
 }
 
+/** The union of the built-in domain lists, made once when a verifier without options for them first asks. */
+let builtInUnion: DomainSetUnion | undefined;
+
+function unionOf(disposable: DomainSet, free: DomainSet, relay: DomainSet, base: BuiltIn): DomainSetUnion {
+  const union = new DomainSetUnion([disposable, free, relay]);
+  if (disposable === base.disposableDomains && free === base.freeProviderDomains && relay === base.relayDomains) {
+    builtInUnion = union;
+  }
+  return union;
+}
+
+/** Bits of DomainSetUnion answers, in the order the union is made. */
+const DISPOSABLE = 1;
+const FREE = 2;
+const RELAY = 4;
+
 export function createLists(options: ListsOptions = {}): Lists {
   if (typeof options !== 'object' || options === null) throw new TypeError('createLists: options must be an object');
   const base = builtInLists();
@@ -168,12 +219,30 @@ export function createLists(options: ListsOptions = {}): Lists {
   const disposableMx = domainList('disposableMailExchangers', base.disposableMailExchangers, options.disposableMailExchangers);
   const parkedMx = domainList('parkedMailExchangers', base.parkedMailExchangers, options.parkedMailExchangers);
   const honeypotMx = domainList('honeypotMailExchangers', base.honeypotMailExchangers, options.honeypotMailExchangers);
+  const roleFilter = new RoleKeyFilter(roles);
+
+  // The pipeline asks the three domain questions about one domain in a row: one walk answers all three, and the
+  // answer for the last domain is kept. The union is made on the first question.
+  let union: DomainSetUnion | undefined =
+    disposable === base.disposableDomains && free === base.freeProviderDomains && relay === base.relayDomains
+      ? builtInUnion
+      : undefined;
+  let lastDomain: string | undefined;
+  let lastBits = 0;
+  const domainBits = (domain: string): number => {
+    if (domain !== lastDomain) {
+      union ??= unionOf(disposable, free, relay, base);
+      lastBits = union.matches(domain);
+      lastDomain = domain;
+    }
+    return lastBits;
+  };
 
   return {
-    isDisposableDomain: (domain) => disposable.matches(domain),
-    isFreeProvider: (domain) => free.matches(domain) && !disposable.matches(domain),
-    isRoleAccount: (localPart) => roles.has(roleKey(localPart)),
-    isRelayDomain: (domain) => relay.matches(domain),
+    isDisposableDomain: (domain) => (domainBits(domain) & DISPOSABLE) !== 0,
+    isFreeProvider: (domain) => (domainBits(domain) & (FREE | DISPOSABLE)) === FREE,
+    isRoleAccount: (localPart) => roleFilter.mayMatch(localPart) && roles.has(roleKey(localPart)),
+    isRelayDomain: (domain) => (domainBits(domain) & RELAY) !== 0,
     mailExchangerCategory(host) {
       // A host under a disposable domain is that service's own exchanger (mail.mailinator.com).
       if (disposableMx.matches(host) || disposable.matches(host)) return 'disposable';

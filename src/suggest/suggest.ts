@@ -260,6 +260,8 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
       else if (!list.includes(target)) list.push(target);
     }
   }
+  const keyHashes = new Set<number>();
+  for (const key of index.keys()) keyHashes.add(stringHash(key));
   const commonSuffixes = new Set(COMMON_SUFFIXES.map(([suffix]) => suffix));
   const listedTypos = new Map<string, Set<string>>(Object.entries(SUFFIX_TYPOS).map(([s, typos]) => [s, new Set(typos)]));
 
@@ -311,8 +313,11 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
   }
 
   function suggestDomains(domain: string): string[] {
+    if (wellKnown.has(domain)) return []; // the commonest case, known before the suffix is looked up
     const real = icannSuffix(domain);
     if (isWellKnown(domain, real)) return [];
+    // A domain that may be real is only ever corrected to a common domain one slip away; most domains have none.
+    if (real !== null && !mayBeOneSlipFromTarget(domain, keyHashes)) return [];
     const scored = new Map<string, number>();
     const offer = (suggestion: string, cost: number, bonus: number): void => {
       const score = cost - bonus;
@@ -378,6 +383,52 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
         .map((domain) => `${localPart}@${domain}`);
     },
   };
+}
+
+// --- A quick test for the symmetric-deletion index. ---
+
+/** Multiplier of the polynomial string hash; results are kept to 30 bits, so they stay small integers. */
+const HASH_BASE = 0x01000193;
+const HASH_MASK = 0x3fffffff;
+/** Longest domain the quick test handles (RFC 1035 §2.3.4); longer strings skip it. */
+const HASH_MAX_LENGTH = 255;
+/** HASH_BASE to the power n, modulo 2^32. */
+const HASH_POWERS = new Int32Array(HASH_MAX_LENGTH + 1);
+HASH_POWERS[0] = 1;
+for (let n = 1; n <= HASH_MAX_LENGTH; n++) HASH_POWERS[n] = Math.imul(HASH_POWERS[n - 1]!, HASH_BASE);
+/** Hashes of the suffixes of the string under test (reused: the suggester is synchronous). */
+const suffixHashes = new Int32Array(HASH_MAX_LENGTH + 1);
+
+/** sum of text[k] * HASH_BASE^(n-1-k), modulo 2^32. */
+function polynomialHash(text: string): number {
+  let hash = 0;
+  for (let k = 0; k < text.length; k++) hash = (Math.imul(hash, HASH_BASE) + text.charCodeAt(k)) | 0;
+  return hash;
+}
+
+function stringHash(text: string): number {
+  return polynomialHash(text) & HASH_MASK;
+}
+
+/**
+ * False when no key of the deletion index can equal `text` or `text` with one character deleted, so that
+ * oneSlipTargets would find nothing; true when one may (the index itself decides). The n + 1 hashes come from
+ * prefix and suffix hashes in one pass each, without making the strings.
+ */
+function mayBeOneSlipFromTarget(text: string, keyHashes: ReadonlySet<number>): boolean {
+  const n = text.length;
+  if (n > HASH_MAX_LENGTH) return true;
+  if (keyHashes.has(stringHash(text))) return true;
+  suffixHashes[n] = 0;
+  for (let j = n - 1; j >= 0; j--) suffixHashes[j] = (Math.imul(text.charCodeAt(j), HASH_POWERS[n - 1 - j]!) + suffixHashes[j + 1]!) | 0;
+  let prefix = 0;
+  for (let i = 0; i < n; i++) {
+    // text without text[i]: the prefix shifted past the suffix that follows it.
+    const deleted = (Math.imul(prefix, HASH_POWERS[n - 1 - i]!) + suffixHashes[i + 1]!) & HASH_MASK;
+    if (keyHashes.has(deleted)) return true;
+    prefix = (Math.imul(prefix, HASH_BASE) + text.charCodeAt(i)) | 0;
+  }
+  return false;
 }
 
 /** The string and every string one deletion shorter (the keys of the symmetric-deletion index). */

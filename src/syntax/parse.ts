@@ -158,11 +158,22 @@ class AddressParser {
   judgeProviderRules(): boolean {
     const input = this.input;
     let failureIndex: number | null;
-    if (this.domainIsIdn) {
+    if (this.providerCandidates === undefined) {
+      return true; // no provider's first label
+    } else if (this.domainIsIdn) {
       // Matched on the converted domain.
       const ascii = this.asciiDomain;
-      failureIndex = checkProviderRules(input, this.localStart, this.localEnd, this.atIndex, ascii, 0, ascii.length);
-    } else if (this.providerCandidates !== undefined) {
+      failureIndex = checkProviderRules(
+        input,
+        this.localStart,
+        this.localEnd,
+        this.atIndex,
+        ascii,
+        0,
+        ascii.length,
+        this.providerCandidates,
+      );
+    } else {
       // Matched on the domain as written, read in place.
       failureIndex = checkProviderRules(
         input,
@@ -174,8 +185,6 @@ class AddressParser {
         this.domainEnd,
         this.providerCandidates,
       );
-    } else {
-      return true; // no provider's first label
     }
     return failureIndex === null || this.fail('IspSpecificSyntaxFailure', failureIndex);
   }
@@ -509,7 +518,8 @@ class AddressParser {
         input.slice(this.domainStart, labelStart).toLowerCase() +
         (ascii ?? input.slice(labelStart, end).toLowerCase());
     }
-    this.countLabel(octets, allDigits, input.charCodeAt(labelStart));
+    // The provider candidates come from the label's ASCII form (`ｇｍａｉｌ` maps to `gmail`).
+    this.countLabel(octets, allDigits, ascii === null ? input.charCodeAt(labelStart) : ascii.charCodeAt(0));
     return true;
   }
 
@@ -597,16 +607,23 @@ const parser = new AddressParser();
  * index (UTF-16 code units). Throws a TypeError for a non-string argument.
  */
 export function parseAddress(input: string): ParseResult {
-  return parseWithPositions(input).result;
+  checkInput(input);
+  const result = parser.reset(input).parse();
+  parser.input = parser.asciiDomain = ''; // hold no reference to the input between calls
+  return result;
 }
 
 /** `parseAddress`, plus where the domain part starts in the input (for failures the verifier finds later). */
 export function parseWithPositions(input: string): { result: ParseResult; domainStart: number } {
+  checkInput(input);
+  const result = parser.reset(input).parse();
+  const domainStart = parser.domainStart;
+  parser.input = parser.asciiDomain = '';
+  return { result, domainStart };
+}
+
+function checkInput(input: unknown): void {
   if (typeof input !== 'string') {
     throw new TypeError(`parseAddress expects a string, got ${input === null ? 'null' : typeof input}`);
   }
-  const result = parser.reset(input).parse();
-  const domainStart = parser.domainStart;
-  parser.input = parser.asciiDomain = ''; // hold no reference to the input between calls
-  return { result, domainStart };
 }

@@ -5,6 +5,7 @@
  * the first offending character, or the `@` for a length rule.
  */
 import { getPublicSuffix } from 'tldts';
+import { detached } from './idna.js';
 
 export interface ProviderRule {
   /** The provider's domains as second-level name and suffix; suffix `*` stands for any public suffix. */
@@ -85,17 +86,46 @@ interface DomainEntry {
   readonly name: string;
   readonly suffix: string;
   readonly rule: ProviderRule;
-  /** `rule.symbols` as a lookup table over ASCII. */
-  readonly symbols: Uint8Array;
+  /** What each ASCII character is to the rule (a CharClass); one read per character of the local part. */
+  readonly classes: Uint8Array;
+  // The rule's checks as plain fields of one shape (the rules themselves differ in which optional fields they have).
+  readonly startsWithLetter: boolean;
+  readonly maxDots: number;
+  readonly countsAll: boolean;
+  readonly minLength: number;
+  readonly maxLength: number;
+}
+
+const enum CharClass {
+  Invalid = 0,
+  Letter = 1,
+  Digit = 2,
+  Symbol = 3,
+  /** A dot the rule allows (counted against maxDots). */
+  Dot = 4,
+  Separator = 5,
 }
 
 const DOMAIN_ENTRIES: readonly DomainEntry[] = PROVIDER_RULES.flatMap((rule) =>
-  rule.domains.map(([name, suffix]) => ({ name, suffix, rule, symbols: asciiTable(rule.symbols) })),
+  rule.domains.map(([name, suffix]) => ({
+    name,
+    suffix,
+    rule,
+    classes: charClasses(rule),
+    startsWithLetter: rule.startsWithLetter,
+    maxDots: rule.maxDots ?? Infinity,
+    countsAll: rule.length?.counts === 'all',
+    minLength: rule.length?.min ?? 0,
+    maxLength: rule.length?.max ?? Infinity,
+  })),
 );
 
-function asciiTable(chars: string): Uint8Array {
+function charClasses(rule: ProviderRule): Uint8Array {
   const table = new Uint8Array(128);
-  for (let i = 0; i < chars.length; i++) table[chars.charCodeAt(i)] = 1;
+  for (let c = 0x30; c <= 0x39; c++) table[c] = CharClass.Digit;
+  for (let c = 0x41; c <= 0x5a; c++) table[c] = table[c | 0x20] = CharClass.Letter;
+  for (const symbol of rule.symbols) table[symbol.charCodeAt(0)] = symbol === '.' ? CharClass.Dot : CharClass.Symbol;
+  if (rule.separator !== null) table[rule.separator.charCodeAt(0)] = CharClass.Separator;
   return table;
 }
 
@@ -108,15 +138,23 @@ const indexKey = (nameLength: number, firstChar: number): number => nameLength *
 for (const entry of DOMAIN_ENTRIES) (ENTRY_INDEX[indexKey(entry.name.length, entry.name.charCodeAt(0))] ??= []).push(entry);
 const LONGEST_NAME = Math.max(...DOMAIN_ENTRIES.map((entry) => entry.name.length));
 
-const publicSuffixCache = new Map<string, boolean>();
+/**
+ * Suffixes already judged, compared in place: nearly all addresses at `yahoo.*`, `hotmail.*` and `live.*` use a few
+ * dozen suffixes (com, co.uk, fr, co.jp...), so their answer costs no substring. Further suffixes are judged each time.
+ */
+const knownSuffixes: { readonly suffix: string; readonly isPublic: boolean }[] = [];
+const KNOWN_SUFFIX_LIMIT = 64;
 
-function isPublicSuffix(suffix: string): boolean {
-  let known = publicSuffixCache.get(suffix);
-  if (known === undefined) {
-    known = getPublicSuffix(suffix) === suffix;
-    if (publicSuffixCache.size < 1024) publicSuffixCache.set(suffix, known);
+/** Whether `domain[from, to)` (a valid ASCII domain name, any case) is a public suffix. */
+function isPublicSuffixAt(domain: string, from: number, to: number): boolean {
+  const length = to - from;
+  for (const known of knownSuffixes) {
+    if (known.suffix.length === length && matchesAt(domain, from, known.suffix)) return known.isPublic;
   }
-  return known;
+  const suffix = domain.slice(from, to).toLowerCase();
+  const isPublic = getPublicSuffix(suffix) === suffix;
+  if (knownSuffixes.length < KNOWN_SUFFIX_LIMIT) knownSuffixes.push({ suffix: detached(suffix), isPublic });
+  return isPublic;
 }
 
 /**
@@ -154,7 +192,7 @@ function domainEntryFor(domain: string, from: number, to: number, candidates?: P
   for (const entry of candidates) {
     if (!matchesAt(domain, from, entry.name)) continue;
     if (entry.suffix === '*') {
-      if (isPublicSuffix(domain.slice(dot + 1, to).toLowerCase())) return entry;
+      if (isPublicSuffixAt(domain, dot + 1, to)) return entry;
     } else if (to - dot - 1 === entry.suffix.length && matchesAt(domain, dot + 1, entry.suffix)) {
       return entry;
     }
@@ -166,9 +204,6 @@ function domainEntryFor(domain: string, from: number, to: number, candidates?: P
 export function providerRuleFor(asciiDomain: string): ProviderRule | undefined {
   return domainEntryFor(asciiDomain, 0, asciiDomain.length)?.rule;
 }
-
-const isLetter = (c: number): boolean => (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a;
-const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 
 /**
  * Checks the local part `input[localStart, localEnd)` against the rule of the provider of the valid ASCII domain
@@ -187,33 +222,30 @@ export function checkProviderRules(
 ): number | null {
   const entry = domainEntryFor(domain, domainFrom, domainTo, candidates);
   if (entry === undefined) return null;
-  const { rule, symbols } = entry;
-  const separator = rule.separator === null ? -1 : rule.separator.charCodeAt(0);
-  const startsWithLetter = rule.startsWithLetter;
-  const maxDots = rule.maxDots ?? Infinity;
-  const countsAll = rule.length?.counts === 'all';
+  const { classes, startsWithLetter, maxDots, countsAll } = entry;
   let dots = 0;
   let counted = 0;
   let pos = localStart;
   for (; pos < localEnd; pos++) {
     const c = input.charCodeAt(pos);
-    if (c === separator) break;
-    if (isLetter(c)) {
+    // Non-ASCII is invalid, and so is a quote (a quoted local part fails at its opening quote).
+    const kind = c < 0x80 ? classes[c]! : CharClass.Invalid;
+    if (kind === CharClass.Letter) {
       counted++;
       continue;
     }
+    if (kind === CharClass.Separator) break;
     if (pos === localStart && startsWithLetter) return pos;
-    if (isDigit(c)) {
+    if (kind === CharClass.Digit) {
       counted++;
       continue;
     }
-    // Also catches a quoted local part (`"`) and any non-ASCII character.
-    if (c >= 0x80 || symbols[c] !== 1) return pos;
-    if (c === 0x2e && ++dots > maxDots) return pos;
+    if (kind === CharClass.Invalid) return pos;
+    if (kind === CharClass.Dot && ++dots > maxDots) return pos;
     if (countsAll) counted++;
   }
   // An empty username (`+tag@...`): the separator stands where the first letter must be.
   if (pos === localStart && startsWithLetter) return pos;
-  if (rule.length !== undefined && (counted < rule.length.min || counted > rule.length.max)) return atIndex;
+  if (counted < entry.minLength || counted > entry.maxLength) return atIndex;
   return null;
 }

@@ -78,6 +78,29 @@ describe('mailverify check --checks syntax', () => {
     expect(jsonLines(stdout).length).toBeGreaterThan(10);
   });
 
+  it('gives every line of a large input its result, in order, written in batches', () => {
+    const file = join(dir, 'many.txt');
+    const lines = Array.from({ length: 2_000 }, (_, i) => (i % 7 === 0 ? `bad ${i}` : `user${i}@example${i % 50}.org`));
+    writeFileSync(file, lines.join('\r\n') + '\r\n');
+    const { code, stdout } = mailverify(['check', file]);
+    expect(code).toBe(0);
+    const entries = jsonLines(stdout);
+    expect(entries.map((e) => e.inputData)).toEqual(lines);
+    expect(entries.map((e) => e.index)).toEqual(lines.map((_, i) => i));
+  });
+
+  it('stops quietly when the reader of its output goes away (`| head`)', async () => {
+    const child = spawn(process.execPath, [cli, 'check', '-']);
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    child.stdout.once('data', () => child.stdout.destroy());
+    child.stdin.on('error', () => {}); // the child may stop reading before all of it is written
+    child.stdin.end(Array.from({ length: 200_000 }, (_, i) => `user${i}@example.org\n`).join(''));
+    expect(await exited).toBe(0);
+    expect(stderr).toBe('');
+  });
+
   it('refuses what it cannot do with a clear message and exit code 2', () => {
     expect(mailverify(['check', '--checks', 'all'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--checks must be syntax, dns or smtp/) });
     expect(mailverify(['check', '--checks', 'smtp', '--mail-from', 'nobody'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/mailFrom/) });

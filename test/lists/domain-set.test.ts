@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DomainSet, normalizeDomain } from '../../src/lists/domain-set.js';
+import { DomainSet, DomainSetUnion, normalizeDomain } from '../../src/lists/domain-set.js';
 
 describe('DomainSet lookups', () => {
   const set = new DomainSet(['mailinator.com', 'mail.example.org']);
@@ -96,5 +96,32 @@ describe('normalizeDomain', () => {
     for (const bad of ['', ' ', '.', 'a..b', 'ywoe@mailed.ro', 'a b.com', '.example.com']) {
       expect(normalizeDomain(bad), bad).toBeNull();
     }
+  });
+});
+
+describe('DomainSetUnion', () => {
+  const sets = [
+    new DomainSet(['mailinator.com', 'dns.army', 'co.uk']),
+    new DomainSet(['gmail.com', 'mail.example.org', 'mailinator.com']),
+    new DomainSet(['duck.com', 'x.duck.com']),
+  ];
+  const union = new DomainSetUnion(sets);
+
+  it('answers every set in one lookup, bit i for set i, as each set would', () => {
+    const domains = [
+      'mailinator.com', 'x.mailinator.com', 'MAILINATOR.COM.', 'gmail.com', 'a.gmail.com', 'example.org',
+      'mail.example.org', 'a.mail.example.org', 'duck.com', 'x.duck.com', 'y.x.duck.com', 'dns.army', 'me.dns.army',
+      'co.uk', 'acme.co.uk', 'unlisted.net', 'com', '',
+    ];
+    for (const domain of domains) {
+      const expected = sets.reduce((bits, set, i) => bits | (set.matches(domain) ? 1 << i : 0), 0);
+      expect(union.matches(domain), domain).toBe(expected);
+    }
+    expect(union.matches('x.mailinator.com')).toBe(0b011);
+    expect(union.matches('someone.dns.army')).toBe(0); // a listed public suffix covers only itself
+  });
+
+  it('answers 0 for a union of empty sets', () => {
+    expect(new DomainSetUnion([new DomainSet(), new DomainSet()]).matches('gmail.com')).toBe(0);
   });
 });

@@ -312,3 +312,16 @@ describe('the package data (run after every update of the packages)', () => {
     }
   });
 });
+
+describe('role accounts: the quick length and first-letter test never changes an answer', () => {
+  it('agrees with a lookup of the role key, for mixed case, separators, tags, quotes and non-ASCII', () => {
+    const custom = createLists({ roleLocalParts: ['ops.team', 'ÿx', 'Über'] });
+    const keys = new Set([...namesOf(ROLE_LOCAL_PARTS), 'ops.team', 'ÿx', 'Über'].map(roleKey));
+    const locals = [
+      'info', 'INFO', 'In-Fo', 'i.n.f.o', 'info+x', '+info', 'no_reply', 'No-Reply+x', 'noreply.', '.noreply', 'ops.team',
+      'OPS_TEAM+eu', 'opsteam', 'ÿx', 'ŸX', 'über', 'ÜBER', 'İnfo', 'ınfo', '"info"', '"in\\fo"', '"sales team"', 'h.r',
+      'hr', 'x', '', '+', '...', 'john.smith', 'postmaster', 'Post.Master', 'webmaster1',
+    ];
+    for (const local of locals) expect(custom.isRoleAccount(local), local).toBe(keys.has(roleKey(local)));
+  });
+});

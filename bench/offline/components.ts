@@ -1,0 +1,206 @@
+/**
+ * Where the time of an offline check goes, per address: each step of the `--checks syntax` pipeline timed on its
+ * own in a synchronous loop, the same steps chained without promises, and the engine's `verifyMany` (concurrency 10,
+ * as the CLI calls it), with and without the CLI's JSON-lines output. Bundled from src/ by `npm run bench:offline`.
+ *
+ *   node bench/.out/offline-components.mjs [--lines=200000] [--passes=5]
+ */
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import { BatchedWriter } from '../../src/cli/output.js';
+import { hasPublicTopLevel } from '../../src/domain/top-level.js';
+import { entryFromParse, orderedEntry, type Entry } from '../../src/engine/entry.js';
+import { createVerifier } from '../../src/engine/verifier.js';
+import { createLists } from '../../src/lists/lists.js';
+import { classificationOf } from '../../src/status/catalogue.js';
+import { createSuggester } from '../../src/suggest/suggest.js';
+import { parseWithPositions } from '../../src/syntax/parse.js';
+import type { ParsedAddress } from '../../src/syntax/types.js';
+// @ts-expect-error plain JavaScript module
+import { LARGE_MIX, SEED, realisticCorpus } from '../syntax/corpus.mjs';
+
+const { values: flags } = parseArgs({ options: { lines: { type: 'string', default: '200000' }, passes: { type: 'string', default: '5' } } });
+const passes = Number(flags.passes);
+const size = Number(flags.lines);
+
+// The first lines of the run.mjs input when it is there (same generator and seed), else generated.
+const file = join(os.tmpdir(), `mailverify-offline-${SEED + 3}-1000000.txt`);
+let inputs: string[];
+try {
+  inputs = readFileSync(file, 'utf8').split('\n').slice(0, size);
+} catch {
+  inputs = JSON.parse(JSON.stringify(realisticCorpus(size, SEED + 3, { companies: 40_000, mix: LARGE_MIX }))) as string[];
+}
+
+const parses = inputs.map((input) => parseWithPositions(input));
+const parsed = parses.map((p) => p.result).filter((r): r is ParsedAddress => r.ok);
+const domains = parsed.filter((p) => !p.domainPart.startsWith('[')).map((p) => p.asciiDomainPart);
+const lists = createLists();
+const suggester = createSuggester();
+const nowhere = new Writable({ write: (_chunk, _encoding, done) => done() });
+const sampleEntries = inputs.map((input, i) => entryFromParse(i, input, parses[i]!.result));
+
+/** Best nanoseconds per address over the passes (`count` items per pass, spread over all inputs). */
+function time(body: () => number): number {
+  let best = Infinity;
+  let sink = 0;
+  for (let pass = 0; pass < passes; pass++) {
+    const started = process.hrtime.bigint();
+    sink += body();
+    best = Math.min(best, Number(process.hrtime.bigint() - started));
+  }
+  if (sink === -1) console.log(sink);
+  return best / inputs.length;
+}
+
+async function timeAsync(body: () => Promise<number>): Promise<number> {
+  let best = Infinity;
+  for (let pass = 0; pass < passes; pass++) {
+    const started = process.hrtime.bigint();
+    await body();
+    best = Math.min(best, Number(process.hrtime.bigint() - started));
+  }
+  return best / inputs.length;
+}
+
+const rows: [string, number][] = [];
+const row = (name: string, ns: number): void => {
+  rows.push([name, ns]);
+};
+
+// The output row comes first, before the formatter has seen the engine's entries.
+row('JSON lines into the output buffer, entries of entryFromParse', time(() => {
+  const writer = new BatchedWriter(nowhere);
+  for (const entry of sampleEntries) writer.addJsonLine(entry);
+  return 0;
+}));
+row('parseWithPositions', time(() => inputs.reduce((n, input) => n + (parseWithPositions(input).result.ok ? 1 : 0), 0)));
+row('lists: disposable, relay, role, free (Stages constructor)', time(() => {
+  let n = 0;
+  for (const p of parsed) {
+    const literal = p.domainPart.startsWith('[');
+    const d = p.asciiDomainPart;
+    if (!literal && lists.isDisposableDomain(d)) n++;
+    if (!literal && lists.isRelayDomain(d)) n++;
+    if (lists.isRoleAccount(p.localPart)) n++;
+    if (!literal && lists.isFreeProvider(d)) n++;
+  }
+  return n;
+}));
+row('hasPublicTopLevel', time(() => domains.reduce((n, d) => n + (hasPublicTopLevel(d) ? 1 : 0), 0)));
+row('suggester.suggest', time(() => parsed.reduce((n, p) => n + (p.domainPart.startsWith('[') ? 0 : suggester.suggest(p.localPart, p.asciiDomainPart).length), 0)));
+row('new Date().toISOString()', time(() => inputs.reduce((n) => n + new Date().toISOString().length, 0)));
+row('entryFromParse (one Date)', time(() => inputs.reduce((n, input, i) => n + entryFromParse(i, input, parses[i]!.result).index, 0)));
+row('orderedEntry({ ...entry, status, classification, completedOn })', time(() => {
+  let n = 0;
+  for (const entry of sampleEntries) {
+    n += orderedEntry({ ...entry, status: entry.status, classification: 'Deliverable', completedOn: entry.completedOn }).index;
+  }
+  return n;
+}));
+
+/** The offline pipeline of the engine's run(), chained synchronously: what the engine's own work costs. */
+function direct(input: string, index: number): Entry {
+  const { result } = parseWithPositions(input);
+  const entry = entryFromParse(index, input, result);
+  if (!result.ok) return { ...entry, classification: classificationOf(result.status) };
+  const literal = result.domainPart.startsWith('[');
+  const d = result.asciiDomainPart;
+  const disposable = !literal && lists.isDisposableDomain(d);
+  const relay = !literal && lists.isRelayDomain(d);
+  entry.isRoleAccount = lists.isRoleAccount(result.localPart);
+  entry.isFreeEmailAddress = !literal && lists.isFreeProvider(d);
+  entry.isDisposableEmailAddress = disposable || relay;
+  const status = literal ? 'Success' : !hasPublicTopLevel(d) ? 'DomainDoesNotExist' : disposable ? 'DomainIsWellKnownDea' : relay ? 'MailboxIsDea' : 'Success';
+  if (!literal) {
+    const suggestions = suggester.suggest(result.localPart, d);
+    if (suggestions.length > 0) entry.suggestions = suggestions;
+  }
+  return orderedEntry({ ...entry, status, classification: classificationOf(status), completedOn: new Date().toISOString() });
+}
+/** An ISO time string per millisecond, made again only when the clock has moved. */
+let lastMs = -1;
+let lastIso = '';
+function now(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
+/**
+ * The same steps and the same entry, built the way the engine could: one time string per millisecond, every field
+ * written once into one object literal in the service's order (no spread, no orderedEntry, one shape for all).
+ */
+function lean(input: string, index: number): Entry {
+  const { result } = parseWithPositions(input);
+  if (!result.ok) {
+    return { index, inputData: input, classification: classificationOf(result.status), status: result.status, syntaxFailureIndex: result.syntaxFailureIndex, completedOn: now() };
+  }
+  const literal = result.domainPart.startsWith('[');
+  const d = result.asciiDomainPart;
+  const disposable = !literal && lists.isDisposableDomain(d);
+  const relay = !literal && lists.isRelayDomain(d);
+  const status = literal ? 'Success' : !hasPublicTopLevel(d) ? 'DomainDoesNotExist' : disposable ? 'DomainIsWellKnownDea' : relay ? 'MailboxIsDea' : 'Success';
+  const suggestions = literal ? [] : suggester.suggest(result.localPart, d);
+  return {
+    index,
+    inputData: input,
+    classification: classificationOf(status),
+    status,
+    emailAddress: result.emailAddress,
+    emailAddressLocalPart: result.localPart,
+    emailAddressDomainPart: result.domainPart,
+    asciiEmailAddressDomainPart: d,
+    hasInternationalMailboxName: result.hasInternationalMailboxName,
+    hasInternationalDomainName: result.hasInternationalDomainName,
+    isDisposableEmailAddress: disposable || relay,
+    isRoleAccount: lists.isRoleAccount(result.localPart),
+    isFreeEmailAddress: !literal && lists.isFreeProvider(d),
+    syntaxFailureIndex: undefined,
+    suggestions: suggestions.length > 0 ? suggestions : undefined,
+    completedOn: now(),
+  };
+}
+
+row('all steps chained synchronously (as run() does them)', time(() => inputs.reduce((n, input, i) => n + direct(input, i).index, 0)));
+
+row('the same, lean entry (one time string per ms, one object literal)', time(() => inputs.reduce((n, input, i) => n + lean(input, i).index, 0)));
+row('lean entry + JSON lines into the output buffer (sync)', time(() => {
+  const writer = new BatchedWriter(nowhere);
+  for (let i = 0; i < inputs.length; i++) writer.addJsonLine(lean(inputs[i]!, i));
+  return 0;
+}));
+
+const verifier = createVerifier({ checks: 'syntax' });
+row('verifyMany, concurrency 10 (entries dropped)', await timeAsync(async () => {
+  let n = 0;
+  for await (const entry of verifier.verifyMany(inputs, { concurrency: 10 })) n += entry.index;
+  return n;
+}));
+row('verifyMany + JSON lines into the output buffer (the CLI without I/O)', await timeAsync(async () => {
+  const writer = new BatchedWriter(nowhere);
+  for await (const entry of verifier.verifyMany(inputs, { concurrency: 10 })) {
+    const wait = writer.addJsonLine(entry);
+    if (wait !== undefined) await wait;
+  }
+  await writer.end();
+  return 0;
+}));
+const engineEntries: Entry[] = [];
+for await (const entry of verifier.verifyMany(inputs, { concurrency: 10 })) engineEntries.push(entry);
+row("JSON lines into the output buffer, the engine's entries (orderedEntry)", time(() => {
+  const writer = new BatchedWriter(nowhere);
+  for (const entry of engineEntries) writer.addJsonLine(entry);
+  return 0;
+}));
+await verifier.close();
+
+console.log(`${inputs.length.toLocaleString('en')} addresses, best of ${passes} passes; ${os.cpus()[0]?.model.trim()}, ${os.cpus().length} cores, Node ${process.version}\n`);
+console.log('| Step | ns per address |\n| --- | ---: |');
+for (const [name, ns] of rows) console.log(`| ${name} | ${Math.round(ns).toLocaleString('en')} |`);
