@@ -1,7 +1,7 @@
 /**
  * Where the time of an offline check goes, per address: each step of the `--checks syntax` pipeline timed on its
- * own in a synchronous loop, the same steps chained without promises, and the engine's `verifyMany` (concurrency 10,
- * as the CLI calls it), with and without the CLI's JSON-lines output. Bundled from src/ by `npm run bench:offline`.
+ * own in a synchronous loop, the same steps chained without promises, and the engine's `verifyMany` (as the CLI
+ * calls it), with and without the CLI's JSON-lines output. Bundled from src/ by `npm run bench:offline`.
  *
  *   node bench/.out/offline-components.mjs [--lines=200000] [--passes=5]
  */
@@ -12,13 +12,14 @@ import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { BatchedWriter } from '../../src/cli/output.js';
 import { hasPublicTopLevel } from '../../src/domain/top-level.js';
-import { entryFromParse, orderedEntry, type Entry } from '../../src/engine/entry.js';
+import { makeEntry, type Entry } from '../../src/engine/entry.js';
+import { offlineStages, type Flags, type StageContext } from '../../src/engine/stages.js';
 import { createVerifier } from '../../src/engine/verifier.js';
 import { createLists } from '../../src/lists/lists.js';
 import { classificationOf } from '../../src/status/catalogue.js';
 import { createSuggester } from '../../src/suggest/suggest.js';
 import { parseWithPositions } from '../../src/syntax/parse.js';
-import type { ParsedAddress } from '../../src/syntax/types.js';
+import type { ParsedAddress, ParseResult } from '../../src/syntax/types.js';
 // @ts-expect-error plain JavaScript module
 import { LARGE_MIX, SEED, realisticCorpus } from '../syntax/corpus.mjs';
 
@@ -41,7 +42,15 @@ const domains = parsed.filter((p) => !p.domainPart.startsWith('[')).map((p) => p
 const lists = createLists();
 const suggester = createSuggester();
 const nowhere = new Writable({ write: (_chunk, _encoding, done) => done() });
-const sampleEntries = inputs.map((input, i) => entryFromParse(i, input, parses[i]!.result));
+/** The entry of a parse alone, as the engine makes it. */
+function entryOf(index: number, inputData: string, result: ParseResult): Entry {
+  if (!result.ok) {
+    const { status, syntaxFailureIndex } = result;
+    return makeEntry({ index, inputData, status, classification: classificationOf(status), syntaxFailureIndex });
+  }
+  return makeEntry({ index, inputData, status: 'Success', classification: 'Deliverable', parsed: result });
+}
+const sampleEntries = inputs.map((input, i) => entryOf(i, input, parses[i]!.result));
 
 /** Best nanoseconds per address over the passes (`count` items per pass, spread over all inputs). */
 function time(body: () => number): number {
@@ -72,13 +81,13 @@ const row = (name: string, ns: number): void => {
 };
 
 // The output row comes first, before the formatter has seen the engine's entries.
-row('JSON lines into the output buffer, entries of entryFromParse', time(() => {
+row('JSON lines into the output buffer, entries of a parse alone', time(() => {
   const writer = new BatchedWriter(nowhere);
   for (const entry of sampleEntries) writer.addJsonLine(entry);
   return 0;
 }));
 row('parseWithPositions', time(() => inputs.reduce((n, input) => n + (parseWithPositions(input).result.ok ? 1 : 0), 0)));
-row('lists: disposable, relay, role, free (Stages constructor)', time(() => {
+row('lists: disposable, relay, role, free (each on its own)', time(() => {
   let n = 0;
   for (const p of parsed) {
     const literal = p.domainPart.startsWith('[');
@@ -93,33 +102,21 @@ row('lists: disposable, relay, role, free (Stages constructor)', time(() => {
 row('hasPublicTopLevel', time(() => domains.reduce((n, d) => n + (hasPublicTopLevel(d) ? 1 : 0), 0)));
 row('suggester.suggest', time(() => parsed.reduce((n, p) => n + (p.domainPart.startsWith('[') ? 0 : suggester.suggest(p.localPart, p.asciiDomainPart).length), 0)));
 row('new Date().toISOString()', time(() => inputs.reduce((n) => n + new Date().toISOString().length, 0)));
-row('entryFromParse (one Date)', time(() => inputs.reduce((n, input, i) => n + entryFromParse(i, input, parses[i]!.result).index, 0)));
-row('orderedEntry({ ...entry, status, classification, completedOn })', time(() => {
-  let n = 0;
-  for (const entry of sampleEntries) {
-    n += orderedEntry({ ...entry, status: entry.status, classification: 'Deliverable', completedOn: entry.completedOn }).index;
-  }
-  return n;
-}));
+row('makeEntry of a parse alone', time(() => inputs.reduce((n, input, i) => n + entryOf(i, input, parses[i]!.result).index, 0)));
 
-/** The offline pipeline of the engine's run(), chained synchronously: what the engine's own work costs. */
+// The offline stages need only the lists and the checks.
+const offlineContext = { checks: 'syntax', lists, allowPrivateAddresses: false } as unknown as StageContext;
+
+/** The engine's offline path for one address (offlineStages, suggestions, makeEntry), chained synchronously. */
 function direct(input: string, index: number): Entry {
-  const { result } = parseWithPositions(input);
-  const entry = entryFromParse(index, input, result);
-  if (!result.ok) return { ...entry, classification: classificationOf(result.status) };
+  const { result, domainStart } = parseWithPositions(input);
+  if (!result.ok) return entryOf(index, input, result);
+  const flags: Flags = { isDisposableEmailAddress: false, isRoleAccount: false, isFreeEmailAddress: false };
+  const offline = offlineStages(result, domainStart, offlineContext, flags);
+  const status = offline.status ?? 'Success';
   const literal = result.domainPart.startsWith('[');
-  const d = result.asciiDomainPart;
-  const disposable = !literal && lists.isDisposableDomain(d);
-  const relay = !literal && lists.isRelayDomain(d);
-  entry.isRoleAccount = lists.isRoleAccount(result.localPart);
-  entry.isFreeEmailAddress = !literal && lists.isFreeProvider(d);
-  entry.isDisposableEmailAddress = disposable || relay;
-  const status = literal ? 'Success' : !hasPublicTopLevel(d) ? 'DomainDoesNotExist' : disposable ? 'DomainIsWellKnownDea' : relay ? 'MailboxIsDea' : 'Success';
-  if (!literal) {
-    const suggestions = suggester.suggest(result.localPart, d);
-    if (suggestions.length > 0) entry.suggestions = suggestions;
-  }
-  return orderedEntry({ ...entry, status, classification: classificationOf(status), completedOn: new Date().toISOString() });
+  const suggestions = literal ? undefined : suggester.suggest(result.localPart, result.asciiDomainPart);
+  return makeEntry({ index, inputData: input, status, classification: classificationOf(status), parsed: result, flags, suggestions });
 }
 /** An ISO time string per millisecond, made again only when the clock has moved. */
 let lastMs = -1;
@@ -168,7 +165,7 @@ function lean(input: string, index: number): Entry {
   };
 }
 
-row('all steps chained synchronously (as run() does them)', time(() => inputs.reduce((n, input, i) => n + direct(input, i).index, 0)));
+row('all steps chained synchronously (as the batch does them)', time(() => inputs.reduce((n, input, i) => n + direct(input, i).index, 0)));
 
 row('the same, lean entry (one time string per ms, one object literal)', time(() => inputs.reduce((n, input, i) => n + lean(input, i).index, 0)));
 row('lean entry + JSON lines into the output buffer (sync)', time(() => {
@@ -178,14 +175,14 @@ row('lean entry + JSON lines into the output buffer (sync)', time(() => {
 }));
 
 const verifier = createVerifier({ checks: 'syntax' });
-row('verifyMany, concurrency 10 (entries dropped)', await timeAsync(async () => {
+row('verifyMany (entries dropped)', await timeAsync(async () => {
   let n = 0;
-  for await (const entry of verifier.verifyMany(inputs, { concurrency: 10 })) n += entry.index;
+  for await (const entry of verifier.verifyMany(inputs, { order: 'input' })) n += entry.index;
   return n;
 }));
 row('verifyMany + JSON lines into the output buffer (the CLI without I/O)', await timeAsync(async () => {
   const writer = new BatchedWriter(nowhere);
-  for await (const entry of verifier.verifyMany(inputs, { concurrency: 10 })) {
+  for await (const entry of verifier.verifyMany(inputs, { order: 'input' })) {
     const wait = writer.addJsonLine(entry);
     if (wait !== undefined) await wait;
   }
@@ -193,8 +190,8 @@ row('verifyMany + JSON lines into the output buffer (the CLI without I/O)', awai
   return 0;
 }));
 const engineEntries: Entry[] = [];
-for await (const entry of verifier.verifyMany(inputs, { concurrency: 10 })) engineEntries.push(entry);
-row("JSON lines into the output buffer, the engine's entries (orderedEntry)", time(() => {
+for await (const entry of verifier.verifyMany(inputs, { order: 'input' })) engineEntries.push(entry);
+row("JSON lines into the output buffer, the engine's entries", time(() => {
   const writer = new BatchedWriter(nowhere);
   for (const entry of engineEntries) writer.addJsonLine(entry);
   return 0;

@@ -161,27 +161,59 @@ export class BatchRun {
     }
   }
 
-  /** The batch's entries, as a consumer takes them; ends with the last one, or throws what stopped the batch. */
-  async *entries(): AsyncGenerator<Entry> {
+  /**
+   * The batch's entries, as a consumer takes them; ends with the last one, or throws what stopped the batch. A plain
+   * iterator rather than an async generator: an entry that is ready is handed out at the cost of one resolved promise.
+   */
+  entries(): AsyncIterableIterator<Entry> {
+    let started = false;
+    /** A step waiting for an entry: a consumer that asks again meanwhile is answered after it, in order. */
+    let waiting: Promise<IteratorResult<Entry>> | null = null;
+    const step = (): Promise<IteratorResult<Entry>> => {
+      if (!started) {
+        started = true;
+        this.begin();
+      }
+      if (this.failure !== null) {
+        this.stop();
+        return Promise.reject(this.failure.error);
+      }
+      const entry = this.take();
+      if (entry !== undefined) return Promise.resolve({ value: entry, done: false });
+      if (this.stopped || (this.inputDone && this.taken === this.read)) {
+        this.stop();
+        return Promise.resolve({ value: undefined, done: true });
+      }
+      // Nothing ready: wait for the next thing that happens, then look again.
+      const later = new Promise<void>((resolve) => (this.wake = resolve)).then(() => {
+        waiting = null;
+        return step();
+      });
+      waiting = later;
+      return later;
+    };
+    const iterator: AsyncIterableIterator<Entry> = {
+      next: () => (waiting === null ? step() : waiting.then(iterator.next, iterator.next)),
+      return: () => {
+        this.stop();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+      throw: (error?: unknown) => {
+        this.stop();
+        return Promise.reject(error);
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  /** The first step: the batch joins its verifier's, listens to its signal and starts reading. */
+  private begin(): void {
     this.runs.add(this);
     const signal = this.options.signal;
     if (signal?.aborted) this.fail(signal.reason);
     else signal?.addEventListener('abort', this.onAbort, { once: true });
-    try {
-      this.pump();
-      for (;;) {
-        if (this.failure !== null) throw this.failure.error;
-        const entry = this.take();
-        if (entry !== undefined) {
-          yield entry;
-          continue;
-        }
-        if (this.inputDone && this.taken === this.read) return;
-        await new Promise<void>((resolve) => (this.wake = resolve));
-      }
-    } finally {
-      this.stop();
-    }
+    this.pump();
   }
 
   /** Cuts the waits before later passes short: those addresses keep the result of the pass they had. */
@@ -490,6 +522,8 @@ export class BatchRun {
       }
     }
     this.runs.delete(this);
+    // A step waiting for something to happen sees that the batch has ended.
+    this.notify();
   }
 }
 
