@@ -5,8 +5,7 @@
  * them). Transient results wait for their next pass on a timer of their own while the rest of the list goes on.
  * Entries leave as they finish, or in input order when asked.
  */
-import type { Deduplication } from './dedupe.js';
-import { deduplicationKey } from './dedupe.js';
+import { DEDUPLICATION_MODES, deduplicationKey, type Deduplication } from './dedupe.js';
 import { makeEntry, type Entry } from './entry.js';
 import { networkStages, offlineStages, type Flags, type StageContext } from './stages.js';
 import type { ProbeOwner } from '../smtp/prober.js';
@@ -59,7 +58,6 @@ const PROGRESS_INTERVAL_MS = 100;
 const DEFAULT_PRIORITY = 127;
 const DEFAULT_READ_AHEAD = 10_000;
 const OPTION_NAMES: ReadonlySet<string> = new Set(['deduplication', 'order', 'priority', 'signal', 'onProgress', 'readAhead']);
-const DEDUPLICATION_MODES: readonly Deduplication[] = ['Off', 'Safe', 'Relaxed'];
 
 /** An address in the window that needs the network stages. */
 interface Address {
@@ -445,8 +443,8 @@ export class BatchRun {
     let suggestions: string[] | undefined;
     if (parsed !== null) {
       flags = { isDisposableEmailAddress: false, isRoleAccount: false, isFreeEmailAddress: false };
-      const offline = offlineStages(parsed, 0, { ...this.context, checks: 'syntax' }, flags);
-      const literal = offline.status === null ? false : parsed.domainPart.charCodeAt(0) === 0x5b;
+      offlineStages(parsed, 0, { ...this.context, checks: 'syntax' }, flags);
+      const literal = parsed.domainPart.charCodeAt(0) === 0x5b;
       const knownMx = first.hasMx && first.asciiDomain === parsed.asciiDomainPart;
       if (this.context.suggester !== null && !literal && !knownMx) suggestions = this.context.suggester.suggest(parsed.localPart, parsed.asciiDomainPart);
     }

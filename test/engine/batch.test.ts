@@ -59,6 +59,20 @@ describe('verifyMany', () => {
     expect(entries[7]).toMatchObject({ classification: 'Undeliverable' });
   });
 
+  it("gives a duplicate its own parsed parts, flags and suggestions, and the first one's classification (§9)", async () => {
+    const entries = await collect(offline().verifyMany(['Support@Outlook.com', 'support@outlook.com', 'Sales@Hotmial.com', 'sales@hotmial.com'], { deduplication: 'Safe', order: 'input' }));
+    expect(entries[1]).toMatchObject({
+      status: 'Duplicate',
+      duplicateOf: 0,
+      classification: entries[0]!.classification,
+      emailAddressLocalPart: 'support',
+      isRoleAccount: true,
+      isFreeEmailAddress: true,
+      isDisposableEmailAddress: false,
+    });
+    expect(entries[3]).toMatchObject({ status: 'Duplicate', duplicateOf: 2, suggestions: ['sales@hotmail.com'] });
+  });
+
   it('marks Relaxed duplicates: +tags everywhere, Gmail dots and googlemail.com, Yahoo -keywords', async () => {
     const inputs = [
       'john.doe@gmail.com',
