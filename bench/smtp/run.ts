@@ -81,7 +81,7 @@ async function main(): Promise<void> {
       await lab.close();
     }
   }
-  console.log(`SMTP stage, ${ADDRESSES.toLocaleString('en')} addresses over ${DOMAINS} domains on one lab exchanger, concurrency 100,`);
+  console.log(`SMTP stage, ${ADDRESSES.toLocaleString('en')} addresses over ${DOMAINS} domains on one lab exchanger,`);
   console.log(`median of ${RUNS} runs; Node ${process.version}, ${cpus().length} cores.\n`);
   console.log('| variant | addresses/s | vs defaults | connections | transactions |');
   console.log('|---|---:|---:|---:|---:|');
