@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { BatchedWriter } from '../../src/cli/output.js';
 import { hasPublicTopLevel } from '../../src/domain/top-level.js';
-import { makeEntry, type Entry } from '../../src/engine/entry.js';
+import { isoNow as now, makeEntry, type Entry } from '../../src/engine/entry.js';
 import { offlineStages, type Flags, type StageContext } from '../../src/engine/stages.js';
 import { createVerifier } from '../../src/engine/verifier.js';
 import { createLists } from '../../src/lists/lists.js';
@@ -118,21 +118,9 @@ function direct(input: string, index: number): Entry {
   const suggestions = literal ? undefined : suggester.suggest(result.localPart, result.asciiDomainPart);
   return makeEntry({ index, inputData: input, status, classification: classificationOf(status), parsed: result, flags, suggestions });
 }
-/** An ISO time string per millisecond, made again only when the clock has moved. */
-let lastMs = -1;
-let lastIso = '';
-function now(): string {
-  const ms = Date.now();
-  if (ms !== lastMs) {
-    lastMs = ms;
-    lastIso = new Date(ms).toISOString();
-  }
-  return lastIso;
-}
-
 /**
- * The same steps and the same entry, built the way the engine could: one time string per millisecond, every field
- * written once into one object literal in the service's order (no spread, no orderedEntry, one shape for all).
+ * The same steps and the same entry, built as one object literal of one shape for all, every field written once in
+ * the service's order (undefined where absent): a reference for makeEntry, which leaves absent fields out.
  */
 function lean(input: string, index: number): Entry {
   const { result } = parseWithPositions(input);

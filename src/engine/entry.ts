@@ -92,7 +92,7 @@ let lastMs = -1;
 let lastIso = '';
 
 /** The current time in ISO 8601; entries finished in the same millisecond share the string. */
-function isoNow(): string {
+export function isoNow(): string {
   const ms = Date.now();
   if (ms !== lastMs) {
     lastMs = ms;
