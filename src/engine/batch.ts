@@ -7,6 +7,7 @@
  */
 import { DEDUPLICATION_MODES, deduplicationKey, type Deduplication } from './dedupe.js';
 import { makeEntry, type Entry } from './entry.js';
+import { checkOptionNames, type OptionNames } from './options.js';
 import { networkStages, offlineStages, type Flags, type StageContext } from './stages.js';
 import type { ProbeOwner } from '../smtp/prober.js';
 import type { StatusCode } from '../status/catalogue.js';
@@ -57,7 +58,7 @@ export interface BatchContext extends StageContext {
 const PROGRESS_INTERVAL_MS = 100;
 const DEFAULT_PRIORITY = 127;
 const DEFAULT_READ_AHEAD = 10_000;
-const OPTION_NAMES: ReadonlySet<string> = new Set(['deduplication', 'order', 'priority', 'signal', 'onProgress', 'readAhead']);
+const BATCH_OPTION_NAMES: OptionNames = { deduplication: true, order: true, priority: true, signal: true, onProgress: true, readAhead: true };
 
 /** An address in the window that needs the network stages. */
 interface Address {
@@ -89,9 +90,7 @@ type BatchOptions = Required<Omit<VerifyManyOptions, 'signal' | 'onProgress'>> &
 export function batchOptions(options: VerifyManyOptions | undefined): BatchOptions {
   if (options === undefined) options = {};
   if (typeof options !== 'object' || options === null) throw new TypeError('verifyMany: options must be an object');
-  for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.has(name)) throw new TypeError(`verifyMany: unknown option ${JSON.stringify(name)}`);
-  }
+  checkOptionNames(options, BATCH_OPTION_NAMES, 'verifyMany');
   const fail = (name: string, expected: string, value: unknown) =>
     new TypeError(`verifyMany: option ${name} must be ${expected}, got ${typeof value === 'function' ? 'a function' : JSON.stringify(value) ?? String(value)}`);
   const { deduplication = 'Off', order = 'completion', priority = DEFAULT_PRIORITY, readAhead = DEFAULT_READ_AHEAD, signal, onProgress } = options;

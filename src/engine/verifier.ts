@@ -6,7 +6,7 @@
  * as the quality level gives (decisions.md §10).
  */
 import { hostname } from 'node:os';
-import { classificationOf, type StatusCode } from '../status/catalogue.js';
+import { classificationOf, isStatusCode, type StatusCode } from '../status/catalogue.js';
 import { DnsLookup, type DnsCacheOptions, type DnsStats } from '../dns/lookup.js';
 import { createDefaultResolver, type Resolver } from '../dns/resolver.js';
 import { limitResolver } from '../dns/limit.js';
@@ -17,6 +17,7 @@ import { hasLineBreakOrNul, type SmtpTransport } from '../smtp/transport.js';
 import { createSuggester } from '../suggest/suggest.js';
 import { BatchRun, batchOptions, type BatchContext, type BatchInput, type VerifyManyOptions } from './batch.js';
 import type { Entry } from './entry.js';
+import { checkOptionNames, VERIFIER_OPTION_NAMES } from './options.js';
 import type { Checks } from './stages.js';
 
 export type { BatchInput, BatchProgress, VerifyManyOptions } from './batch.js';
@@ -112,7 +113,31 @@ function optionError(name: string, expected: string, value: unknown): TypeError 
 }
 
 function checkOptions(options: VerifierOptions): void {
-  if (typeof options !== 'object' || options === null) throw optionError('(options)', 'an object', options);
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw optionError('(options)', 'an object', options);
+  checkOptionNames(options, VERIFIER_OPTION_NAMES, 'createVerifier');
+  for (const name of ['dns', 'smtp', 'smtp.tls', 'dns.cache', 'lists', 'classifications'] as const) {
+    const value = name.split('.').reduce<unknown>((object, key) => (object as Record<string, unknown> | undefined)?.[key], options);
+    if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) throw optionError(name, 'an object', value);
+  }
+  for (const name of ['allowPrivateAddresses', 'suggestions'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') throw optionError(name, 'true or false', options[name]);
+  }
+  for (const name of ['starttls', 'rejectUnauthorized'] as const) {
+    const value = options.smtp?.tls?.[name];
+    if (value !== undefined && typeof value !== 'boolean') throw optionError(`smtp.tls.${name}`, 'true or false', value);
+  }
+  for (const name of ['maxEntries', 'maxTtlMs', 'negativeTtlMs'] as const) {
+    const value = options.dns?.cache?.[name];
+    if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw optionError(`dns.cache.${name}`, 'a positive number', value);
+  }
+  const resolver = options.dns?.resolver as unknown as Record<string, unknown> | undefined;
+  if (resolver !== undefined && !['resolveMx', 'resolve4', 'resolve6'].every((method) => typeof resolver?.[method] === 'function')) {
+    throw optionError('dns.resolver', 'an object with resolveMx, resolve4 and resolve6 methods', resolver);
+  }
+  for (const [status, name] of Object.entries(options.classifications ?? {})) {
+    if (!isStatusCode(status)) throw new TypeError(`createVerifier: option classifications has ${JSON.stringify(status)}, which is not a status code`);
+    if (typeof name !== 'string' || name === '') throw optionError(`classifications.${status}`, 'a non-empty string', name);
+  }
   if (options.checks !== undefined && !CHECKS.includes(options.checks)) throw optionError('checks', `one of ${CHECKS.join(', ')}`, options.checks);
   if (options.quality !== undefined && !QUALITIES.includes(options.quality)) throw optionError('quality', `one of ${QUALITIES.join(', ')}`, options.quality);
   const inFlight = options.dns?.maxQueriesInFlight;
@@ -223,7 +248,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const checks = options.checks ?? 'smtp';
   const quality = QUALITY_LEVELS[options.quality ?? 'Standard'];
   const prober = checks === 'smtp' ? createProber(options, quality) : null;
-  const resolver = options.dns?.resolver ?? createDefaultResolver({ servers: options.dns?.servers, timeoutMs: options.dns?.timeoutMs });
+  const resolver = options.dns?.resolver ?? defaultResolver(options.dns);
   const dns = new DnsLookup(limitResolver(resolver, options.dns?.maxQueriesInFlight ?? 100), options.dns?.cache);
   const suggester = options.suggestions === false ? null : createSuggester();
   const classifications = options.classifications;
@@ -286,6 +311,15 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
       }
     },
   };
+}
+
+/** The built-in resolver; a server it cannot read is the option's error. */
+function defaultResolver(dns: VerifierOptions['dns']): Resolver {
+  try {
+    return createDefaultResolver({ servers: dns?.servers, timeoutMs: dns?.timeoutMs });
+  } catch (error) {
+    throw new TypeError(`createVerifier: option dns.servers: ${(error as Error).message}`);
+  }
 }
 
 /** An async iterator that throws `error` on its first step. */

@@ -95,7 +95,7 @@ describe('verifyMany', () => {
   });
 
   it('refuses bad options and bad inputs with a TypeError', async () => {
-    await expect(collect(offline().verifyMany(['a@x.org'], { concurrency: 10 } as never))).rejects.toThrow(/unknown option "concurrency"/);
+    await expect(collect(offline().verifyMany(['a@x.org'], { concurrency: 10 } as never))).rejects.toThrow(/unknown option concurrency/);
     await expect(collect(offline().verifyMany(['a@x.org'], { priority: 256 }))).rejects.toThrow(/priority/);
     await expect(collect(offline().verifyMany(['a@x.org'], { readAhead: 0 }))).rejects.toThrow(/readAhead/);
     await expect(collect(offline().verifyMany(['a@x.org'], { order: 'random' as never }))).rejects.toThrow(/order/);
@@ -107,6 +107,34 @@ describe('verifyMany', () => {
 });
 
 describe('createVerifier options', () => {
+  it('refuse unknown names anywhere, with their path and the name probably meant', () => {
+    expect(() => createVerifier({ check: 'syntax' } as never)).toThrow(/unknown option check \(did you mean checks\?\)/);
+    expect(() => createVerifier({ dns: { timeout: 10 } } as never)).toThrow(/unknown option dns\.timeout \(did you mean dns\.timeoutMs\?\)/);
+    expect(() => createVerifier({ smtp: { connectTimeout: 10 } } as never)).toThrow(/smtp\.connectTimeout \(did you mean smtp\.connectTimeoutMs\?\)/);
+    expect(() => createVerifier({ smtp: { tls: { startTls: true } } } as never)).toThrow(/smtp\.tls\.startTls \(did you mean smtp\.tls\.starttls\?\)/);
+    expect(() => createVerifier({ lists: { disposableDomain: ['x.com'] } } as never)).toThrow(/lists\.disposableDomain \(did you mean lists\.disposableDomains\?\)/);
+    expect(() => createVerifier({ dns: { cache: { size: 10 } } } as never)).toThrow(/unknown option dns\.cache\.size$/);
+    expect(() => createVerifier({ frobnicate: true } as never)).toThrow(/unknown option frobnicate$/);
+  });
+
+  it('refuse values of the wrong type, named as the option', () => {
+    expect(() => createVerifier({ suggestions: 'no' as never })).toThrow(/option suggestions must be true or false/);
+    expect(() => createVerifier({ allowPrivateAddresses: 1 as never })).toThrow(/allowPrivateAddresses/);
+    expect(() => createVerifier({ smtp: { tls: { rejectUnauthorized: 'yes' as never } } })).toThrow(/smtp\.tls\.rejectUnauthorized/);
+    expect(() => createVerifier({ dns: { cache: { maxEntries: -1 } } })).toThrow(/dns\.cache\.maxEntries/);
+    expect(() => createVerifier({ dns: { servers: ['not-an-ip'] } })).toThrow(/option dns\.servers/);
+    expect(() => createVerifier({ dns: { resolver: {} as never } })).toThrow(/dns\.resolver/);
+    expect(() => createVerifier({ classifications: { NoSuchStatus: 'x' } as never })).toThrow(/NoSuchStatus/);
+    expect(() => createVerifier({ classifications: { Success: 3 as never } })).toThrow(/classifications\.Success/);
+    expect(() => createVerifier({ smtp: [] as never })).toThrow(/option smtp must be an object/);
+    expect(() => createVerifier([] as never)).toThrow(/must be an object/);
+  });
+
+  it('suggest the batch option probably meant', async () => {
+    await expect(collect(offline().verifyMany(['a@x.org'], { priorty: 1 } as never))).rejects.toThrow(/unknown option priorty \(did you mean priority\?\)/);
+    await expect(collect(offline().verifyMany(['a@x.org'], { readahead: 1 } as never))).rejects.toThrow(/did you mean readAhead\?/);
+  });
+
   it('are checked with clear errors', () => {
     expect(() => createVerifier({ checks: 'everything' as never })).toThrow(/checks/);
     expect(() => createVerifier({ quality: 'Best' as never, checks: 'syntax' })).toThrow(/quality/);
