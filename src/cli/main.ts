@@ -8,7 +8,7 @@
  *
  * Reads one address per line (or one CSV column) and writes one result per input, in input order.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEDUPLICATION_MODES, type Deduplication } from '../engine/dedupe.js';
 import { ENTRY_FIELDS } from '../engine/entry.js';
@@ -30,6 +30,9 @@ Options:
   --mail-from ADDRESS     envelope sender of SMTP probes (default verify@<helo name>)
   --smtp-port N           SMTP port (default 25)
   --quality LEVEL         Standard (default), High or Extreme: passes over transient results, timeouts
+  --passes N              passes over transient results, instead of the quality level's (1, 3, 9)
+  --pass-delay MS         the wait between two passes (default 300000, 5 minutes)
+  --dns-timeout MS        the cap on each DNS query (default 5000)
   --allow-private-addresses
                           let exchangers and literals on private, loopback or link-local addresses be
                           used (off by default: a hostile MX record could point inside your network)
@@ -39,10 +42,11 @@ Options:
   --deduplication MODE    Off (default), Safe or Relaxed: later copies of an address are Duplicate
   --input text|csv        input format (default: csv for *.csv files, text otherwise)
   --column N              zero-based CSV column holding the address (default 0)
-  --delimiter C           CSV delimiter (default ",")
+  --delimiter C           CSV delimiter (default ","); "\t" or "tab" for tabs
   --header                the first CSV record is a header, not an address
   --output jsonl|csv      output format (default jsonl)
   -h, --help              this text
+  --version               the version of mailverify
 
 In text input each line is one address; a trailing CR (CRLF line ending) is removed and the final
 line break does not start an entry. Every other line, blank ones included, gets a result.`;
@@ -68,6 +72,9 @@ interface CheckOptions {
   allowPrivateAddresses: boolean;
   dnsServers: string[] | undefined;
   maxConnections: number | undefined;
+  passes: number | undefined;
+  passDelayMs: number | undefined;
+  dnsTimeoutMs: number | undefined;
   deduplication: Deduplication;
   input: 'text' | 'csv';
   column: number;
@@ -89,6 +96,9 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
       quality: { type: 'string' },
       'allow-private-addresses': { type: 'boolean', default: false },
       'max-connections': { type: 'string' },
+      passes: { type: 'string' },
+      'pass-delay': { type: 'string' },
+      'dns-timeout': { type: 'string' },
       deduplication: { type: 'string', default: 'Off' },
       input: { type: 'string' },
       column: { type: 'string', default: '0' },
@@ -113,10 +123,10 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   if (quality !== undefined && !['Standard', 'High', 'Extreme'].includes(quality)) {
     throw new UsageError(`--quality must be Standard, High or Extreme, got ${quality}`);
   }
-  const maxConnections = values['max-connections'] === undefined ? undefined : Number(values['max-connections']);
-  if (maxConnections !== undefined && !(Number.isInteger(maxConnections) && maxConnections > 0)) {
-    throw new UsageError(`--max-connections must be a positive integer, got ${values['max-connections']}`);
-  }
+  const maxConnections = wholeNumber(values['max-connections'], '--max-connections', 1);
+  const passes = wholeNumber(values.passes, '--passes', 1);
+  const passDelayMs = wholeNumber(values['pass-delay'], '--pass-delay', 0);
+  const dnsTimeoutMs = wholeNumber(values['dns-timeout'], '--dns-timeout', 1);
   const deduplication = values.deduplication as Deduplication;
   if (!DEDUPLICATION_MODES.includes(deduplication)) {
     throw new UsageError(`--deduplication must be one of ${DEDUPLICATION_MODES.join(', ')}, got ${values.deduplication}`);
@@ -128,9 +138,20 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   if (values.output !== 'jsonl' && values.output !== 'csv') {
     throw new UsageError(`--output must be jsonl or csv, got ${values.output}`);
   }
-  if (values.delimiter.length !== 1) throw new UsageError(`--delimiter must be one character`);
+  const delimiter = values.delimiter === '\\t' || values.delimiter.toLowerCase() === 'tab' ? '\t' : values.delimiter;
+  if (delimiter.length !== 1) throw new UsageError(`--delimiter must be one character, "\\t" or "tab"`);
   const dnsServers = values['dns-server'];
-  return { source, checks, heloName: values['helo-name'], mailFrom: values['mail-from'], smtpPort, quality, allowPrivateAddresses: values['allow-private-addresses'], dnsServers, maxConnections, deduplication, input, column, delimiter: values.delimiter, header: values.header, output: values.output };
+  return { source, checks, heloName: values['helo-name'], mailFrom: values['mail-from'], smtpPort, quality, allowPrivateAddresses: values['allow-private-addresses'], dnsServers, maxConnections, passes, passDelayMs, dnsTimeoutMs, deduplication, input, column, delimiter, header: values.header, output: values.output };
+}
+
+/** A flag's whole number from `min` up, or undefined when the flag is absent. */
+function wholeNumber(text: string | undefined, flag: string, min: number): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!(text.trim() !== '' && Number.isInteger(value) && value >= min)) {
+    throw new UsageError(`${flag} must be a whole number${min > 0 ? ` from ${min}` : ''}, got ${text}`);
+  }
+  return value;
 }
 
 /** The addresses of the input, in order: lines of a text file, or one column of each CSV record. */
@@ -212,7 +233,9 @@ async function check(options: CheckOptions): Promise<void> {
   const verifier = usage(() =>
     createVerifier({
       checks: options.checks,
-      dns: { servers: options.dnsServers },
+      dns: { servers: options.dnsServers, timeoutMs: options.dnsTimeoutMs },
+      passes: options.passes,
+      passDelayMs: options.passDelayMs,
       heloName: options.heloName,
       mailFrom: options.mailFrom,
       quality: options.quality,
@@ -238,12 +261,22 @@ async function check(options: CheckOptions): Promise<void> {
   if (writer.error !== undefined && writer.error.code !== 'EPIPE') throw writer.error;
 }
 
+/** The package's version, from its package.json (next to dist/). */
+function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
       process.stdout.write(USAGE + '\n');
       return command === undefined ? 2 : 0;
+    }
+    if (command === '--version' || command === '-v' || command === 'version') {
+      process.stdout.write(`${version()}\n`);
+      return 0;
     }
     if (command !== 'check') throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     const options = parseCheckOptions(rest);

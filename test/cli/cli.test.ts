@@ -1,6 +1,6 @@
 // The `mailverify` command, run as a child process from the build (`npm test` builds dist/ first).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -112,6 +112,28 @@ describe('mailverify check --checks syntax', () => {
     expect(mailverify(['check', '--bogus'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/bogus/) });
     expect(mailverify(['check', join(dir, 'missing.txt')])).toMatchObject({ code: 1, stderr: expect.stringMatching(/ENOENT/) });
     expect(mailverify(['--help'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/Usage: mailverify check/) });
+    expect(mailverify(['check', '--passes', '0'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--passes must be a whole number from 1/) });
+    expect(mailverify(['check', '--pass-delay', 'soon'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--pass-delay/) });
+    expect(mailverify(['check', '--dns-timeout', '1.5'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--dns-timeout/) });
+    expect(mailverify(['check', '--delimiter', ';;'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--delimiter/) });
+  });
+
+  it('prints its version', () => {
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(mailverify(['--version'])).toMatchObject({ code: 0, stdout: `${manifest.version}\n` });
+  });
+
+  it('reads tab-separated columns with --delimiter tab or "\\t"', () => {
+    const file = join(dir, 'people.tsv');
+    writeFileSync(file, 'name\temail\nJane\tjane@example.org\nJoe\tnot-an-address\n');
+    for (const delimiter of ['tab', '\\t']) {
+      const { code, stdout } = mailverify(['check', file, '--input', 'csv', '--delimiter', delimiter, '--column', '1', '--header']);
+      expect(code).toBe(0);
+      expect(jsonLines(stdout).map((e) => [e.inputData, e.status])).toEqual([
+        ['jane@example.org', 'Success'],
+        ['not-an-address', 'AtSignNotFound'],
+      ]);
+    }
   });
 });
 
@@ -122,6 +144,7 @@ describe('mailverify check --checks dns', () => {
       'mailhost.com': { mx: [{ priority: 10, exchange: 'mx.mailhost.com' }] },
       'mx.mailhost.com': { a: ['1.2.3.4'] },
       'nullmx.com': { mx: [{ priority: 0, exchange: '' }] },
+      'slowdns.com': { mx: [{ priority: 10, exchange: 'mx.mailhost.com' }], delayMs: 1000 },
     });
   });
   afterAll(() => lab.close());
@@ -144,17 +167,35 @@ describe('mailverify check --checks dns', () => {
     expect(entries[4]).toMatchObject({ suggestions: ['x@outlook.com'] });
     expect(lab.queryCount('mailhost.com', 'MX')).toBe(1);
   });
+
+  it('caps each query at --dns-timeout', async () => {
+    const args = ['check', '-', '--checks', 'dns', '--dns-server', lab.address];
+    const capped = await mailverifyAsync([...args, '--dns-timeout', '300'], 'a@slowdns.com\n');
+    expect(jsonLines(capped.stdout).map((e) => e.status)).toEqual(['DnsQueryTimeout']);
+    const patient = await mailverifyAsync(args, 'a@slowdns.com\n');
+    expect(jsonLines(patient.stdout).map((e) => e.status)).toEqual(['Success']);
+  });
 });
 
 describe('mailverify check --checks smtp', () => {
   let mailLab: MailLab;
   beforeAll(async () => {
     mailLab = await startMailLab({
-      servers: { strict: { mailboxes: ['alice'] }, catchall: { acceptAll: true } },
-      domains: { 'strict-lab.com': ['strict'], 'catchall-lab.com': ['catchall'] },
+      servers: { strict: { mailboxes: ['alice'] }, catchall: { acceptAll: true }, grey: { mailboxes: ['alice'], greylist: 2 } },
+      domains: { 'strict-lab.com': ['strict'], 'catchall-lab.com': ['catchall'], 'grey-lab.com': ['grey'] },
     });
   });
   afterAll(() => mailLab.close());
+
+  it('tries transient results again as --passes and --pass-delay say', async () => {
+    const args = ['check', '-', '--checks', 'smtp', '--dns-server', mailLab.dnsAddress, '--smtp-port', String(mailLab.port), '--allow-private-addresses'];
+    mailLab.reset();
+    const once = await mailverifyAsync(args, 'alice@grey-lab.com\n');
+    expect(jsonLines(once.stdout).map((e) => e.status)).toEqual(['MailboxTemporarilyUnavailable']);
+    mailLab.reset();
+    const thrice = await mailverifyAsync([...args, '--passes', '3', '--pass-delay', '10'], 'alice@grey-lab.com\n');
+    expect(jsonLines(thrice.stdout).map((e) => e.status)).toEqual(['Success']);
+  });
 
   it('probes the mailboxes, and connects to loopback exchangers only when allowed', async () => {
     const input = 'alice@strict-lab.com\nnobody@strict-lab.com\nanyone@catchall-lab.com\n';
