@@ -163,6 +163,7 @@ function readAddresses(options: CheckOptions): AsyncIterableIterator<string> {
 async function* readBatches(options: CheckOptions): AsyncGenerator<string[]> {
   const stream = options.source === '-' ? process.stdin : createReadStream(options.source);
   stream.setEncoding('utf8');
+  const chunks = withoutByteOrderMark(stream);
   if (options.input === 'csv') {
     const reader = new CsvRecordReader(options.delimiter);
     let skipHeader = options.header;
@@ -173,14 +174,14 @@ async function* readBatches(options: CheckOptions): AsyncGenerator<string[]> {
       }
       return records.map((record) => record[options.column] ?? '');
     };
-    for await (const chunk of stream) yield columns(reader.push(chunk as string));
+    for await (const chunk of chunks) yield columns(reader.push(chunk));
     yield columns(reader.end());
     return;
   }
   // Lines are cut from each chunk by index; only a line split across chunks is joined.
   let pending = '';
-  for await (const chunk of stream) {
-    const text = pending === '' ? (chunk as string) : pending + (chunk as string);
+  for await (const chunk of chunks) {
+    const text = pending === '' ? chunk : pending + chunk;
     const lines: string[] = [];
     let start = 0;
     let newline: number;
@@ -192,6 +193,19 @@ async function* readBatches(options: CheckOptions): AsyncGenerator<string[]> {
     yield lines;
   }
   if (pending !== '') yield [lineAt(pending, 0, pending.length)];
+}
+
+/** The text of a stream, without a byte order mark at its start (a file saved as Excel's "CSV UTF-8" has one). */
+async function* withoutByteOrderMark(stream: AsyncIterable<unknown>): AsyncGenerator<string> {
+  let first = true;
+  for await (const chunk of stream) {
+    let text = chunk as string;
+    if (first) {
+      first = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    yield text;
+  }
 }
 
 /** The line `text[start, end)` without a trailing CR (a CRLF line ending). */

@@ -118,6 +118,17 @@ describe('mailverify check --checks syntax', () => {
     expect(mailverify(['check', '--delimiter', ';;'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--delimiter/) });
   });
 
+  it('drops the byte order mark at the start of a file, text or CSV', () => {
+    const text = join(dir, 'bom.txt');
+    writeFileSync(text, '\uFEFFjane@example.org\r\n\uFEFFjoe@example.org\r\n');
+    // Only the first character of the input is a byte order mark; elsewhere U+FEFF is part of the line.
+    expect(jsonLines(mailverify(['check', text]).stdout).map((e) => e.inputData)).toEqual(['jane@example.org', '\uFEFFjoe@example.org']);
+    const csv = join(dir, 'bom.csv');
+    writeFileSync(csv, '\uFEFFemail,name\njane@example.org,Jane\n');
+    expect(jsonLines(mailverify(['check', csv, '--header']).stdout).map((e) => e.inputData)).toEqual(['jane@example.org']);
+    expect(jsonLines(mailverify(['check', '-'], '\uFEFFjane@example.org\n').stdout).map((e) => e.inputData)).toEqual(['jane@example.org']);
+  });
+
   it('prints its version', () => {
     const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     expect(mailverify(['--version'])).toMatchObject({ code: 0, stdout: `${manifest.version}\n` });
