@@ -100,3 +100,42 @@ export function nonAsciiWidth(input: string, i: number, c: number): number {
 
 /** UTF-8 octets of a non-ASCII character of UTF-16 width `width` and first unit `c`. */
 export const utf8Octets = (c: number, width: number): number => (width === 2 ? 4 : c < 0x800 ? 2 : 3);
+
+/**
+ * Characters a local part may not hold, though RFC 6531 admits every non-ASCII character, because they make an address
+ * invisible, ambiguous or dangerous to display (the policy of python-email-validator's `check_unsafe_chars`):
+ * Unicode general category C (controls, format characters such as U+200B, U+202E and U+FEFF, surrogates, private use,
+ * unassigned) and the separators Zl and Zp (U+2028, U+2029), and U+FFFD, the mark of broken decoding.
+ */
+export const UNSAFE_IN_LOCAL_PART = 1;
+/** Zs: spaces other than U+0020 (U+00A0, U+3000...); accepted inside a quoted string only. */
+export const SPACE_SEPARATOR = 2;
+/** Category M: a combining mark cannot begin a local part, having nothing to combine with. */
+export const COMBINING_MARK = 4;
+
+let bmpCategories: Uint8Array | undefined;
+const UNSAFE_CATEGORY = /[\p{C}\p{Zl}\p{Zp}\uFFFD]/u;
+const SPACE_CATEGORY = /\p{Zs}/u;
+const MARK_CATEGORY = /\p{M}/u;
+
+function categoryBits(character: string): number {
+  return (
+    (UNSAFE_CATEGORY.test(character) ? UNSAFE_IN_LOCAL_PART : 0) |
+    (SPACE_CATEGORY.test(character) ? SPACE_SEPARATOR : 0) |
+    (MARK_CATEGORY.test(character) ? COMBINING_MARK : 0)
+  );
+}
+
+/**
+ * The category bits above of the non-ASCII character at `i` (first unit `c`, `width` from nonAsciiWidth). Characters
+ * of the Basic Multilingual Plane are looked up in a table built once, on first use, from the Unicode data of the
+ * JavaScript engine; the rare supplementary ones are tested directly.
+ */
+export function localCharacterBits(input: string, i: number, c: number, width: number): number {
+  if (width === 2) return categoryBits(input.slice(i, i + 2));
+  if (bmpCategories === undefined) {
+    bmpCategories = new Uint8Array(0x10000);
+    for (let code = 0x80; code < 0x10000; code++) bmpCategories[code] = categoryBits(String.fromCharCode(code));
+  }
+  return bmpCategories[c]!;
+}

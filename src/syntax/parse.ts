@@ -16,6 +16,10 @@ import {
   isLabelSeparator,
   isWsp,
   nonAsciiWidth,
+  localCharacterBits,
+  UNSAFE_IN_LOCAL_PART,
+  SPACE_SEPARATOR,
+  COMBINING_MARK,
   utf8Octets,
 } from './chars.js';
 import { isValidALabel, mapDomainChar, toALabel } from './idna.js';
@@ -298,6 +302,11 @@ class AddressParser {
       this.fail(c <= Ch.C1_LAST ? 'UnexpectedQuotedPairSequence' : 'InvalidCharacterInSequence', at);
       return 0;
     }
+    // Escaping does not make an unsafe character of a quoted local part safe (see localCharacterBits).
+    if (!inComment && (localCharacterBits(input, at, c, width) & UNSAFE_IN_LOCAL_PART) !== 0) {
+      this.fail('InvalidCharacterInSequence', at);
+      return 0;
+    }
     this.pos = at + width;
     return 1 + utf8Octets(c, width);
   }
@@ -330,6 +339,11 @@ class AddressParser {
       } else {
         const width = nonAsciiWidth(input, pos, c);
         if (width === 0) return this.failAt('InvalidCharacterInSequence', pos);
+        // Unsafe characters, spaces, and a combining mark with nothing before it (see localCharacterBits).
+        const bits = localCharacterBits(input, pos, c, width);
+        if ((bits & (UNSAFE_IN_LOCAL_PART | SPACE_SEPARATOR)) !== 0 || (bits & COMBINING_MARK && pos === start)) {
+          return this.failAt('InvalidCharacterInSequence', pos);
+        }
         extraOctets += utf8Octets(c, width) - width;
         this.localHasNonAscii = true;
         afterDot = false;
@@ -369,7 +383,10 @@ class AddressParser {
         octets++;
       } else {
         const width = nonAsciiWidth(input, this.pos, c);
-        if (width === 0) return this.fail('InvalidCharacterInSequence', this.pos);
+        // Inside quotes a space other than U+0020 is accepted; unsafe characters are not (see localCharacterBits).
+        if (width === 0 || (localCharacterBits(input, this.pos, c, width) & UNSAFE_IN_LOCAL_PART) !== 0) {
+          return this.fail('InvalidCharacterInSequence', this.pos);
+        }
         this.pos += width;
         octets += utf8Octets(c, width);
         this.localHasNonAscii = true;

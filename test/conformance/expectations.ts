@@ -65,7 +65,7 @@ export const REASON = {
   ESCAPED_NON_ASCII: 'escaped non-ASCII character in a quoted string accepted (RFC 6532, decisions §3)',
   QUOTED_LOCAL: 'quoted local part accepted (RFC 5321 Quoted-string)',
   ADDRESS_LITERAL: 'IPv4/IPv6 address literal accepted (RFC 5321 §4.1.3)',
-  NON_ASCII_LOCAL: 'any UTF-8 character but controls accepted in the local part (RFC 6531 UTF8-non-ascii)',
+  NON_ASCII_LOCAL: 'any UTF-8 character but unsafe ones accepted in the local part (RFC 6531 UTF8-non-ascii)',
   UTS46_MAPPED: 'full-width or compatibility characters in the domain are mapped by UTS-46 and accepted',
   UTS46_SYMBOL: 'a non-letter character that UTS-46 keeps (node:url domainToASCII) accepted in a label',
   SHORT_TLD: 'one-letter top-level label accepted (only an all-digit one is rejected)',
@@ -74,6 +74,8 @@ export const REASON = {
   TLD_LETTER: 'python requires a top-level label ending in a letter; we only reject an all-digit one',
   RESERVED_HYPHENS: 'python rejects `ab--` labels (RFC 5891 reserved hyphens); we only require LDH labels',
   // Our policy rejects what the suite accepts.
+  UNSAFE_LOCAL:
+    'unsafe Unicode in the local part rejected: category C, Zl, Zp, U+FFFD, a Zs space outside quotes, a leading combining mark (decisions §3)',
   DISPLAY_NAME: 'display name or angle-addr syntax is not an address (decisions §3)',
   ADDRESS_LIST: 'address list or group syntax is not an address (decisions §3)',
   UNCLOSED: 'unclosed quoted string, comment or domain literal rejected',
@@ -436,6 +438,7 @@ const REJECTED: ReadonlyArray<readonly [Reason, Predicate]> = [
   [REASON.OBS_CONTROL, (a) => a.lexed?.defect === 'obs-qp or obs-ctext'],
   [REASON.OBS_LOCAL_PART, (_, p) => p.local.includes('"') && !isQuoted(p.local)],
   [REASON.BACKSLASH, (_, p) => !p.local.startsWith('"') && p.local.includes('\\')],
+  [REASON.UNSAFE_LOCAL, (_, p) => hasUnsafeLocalCharacter(p.local)],
   [REASON.EMPTY_LOCAL, (_, p) => p.local === ''],
   [REASON.EMPTY_QUOTED, (_, p) => p.local === '""'],
   [REASON.EMPTY_LABEL, (_, p) => !isLiteral(p.domain) && labelsOf(p.domain).some((label) => label === '')],
@@ -452,6 +455,14 @@ const REJECTED: ReadonlyArray<readonly [Reason, Predicate]> = [
   [REASON.LENGTH, (_, p) => exceedsDomainLengths(p)],
   [REASON.PROVIDER, (_, p) => breaksGmailRule(p)],
 ];
+
+/** decisions §3, unsafe Unicode: written from the policy's text, apart from the parser's table. */
+function hasUnsafeLocalCharacter(local: string): boolean {
+  const quoted = local.startsWith('"');
+  const characters = [...local];
+  if (!quoted && characters.length > 0 && /^\p{M}$/u.test(characters[0]!)) return true;
+  return characters.some((ch) => /[\p{C}\p{Zl}\p{Zp}\uFFFD]/u.test(ch) && ch.charCodeAt(0) >= 0x80 || (!quoted && /\p{Zs}/u.test(ch) && ch !== ' '));
+}
 
 /** Features that make some suites reject an address our policy accepts; tried once the address is plain. */
 const ACCEPTED: ReadonlyArray<readonly [Reason, Predicate]> = [

@@ -79,6 +79,44 @@ describe('parseAddress: the policy examples of decisions.md §3', () => {
   });
 });
 
+describe('parseAddress: unsafe Unicode in the local part', () => {
+  const fails = (input: string, index: number) =>
+    expect(parseAddress(input)).toEqual({ ok: false, status: 'InvalidCharacterInSequence', syntaxFailureIndex: index });
+
+  it('refuses format characters, controls, separators, private use, unassigned and U+FFFD, at the character', () => {
+    fails('a\u200B@example.com', 1); // zero-width space (Cf)
+    fails('a\u202Eb@example.com', 1); // right-to-left override (Cf)
+    fails('\uFEFFa@example.com', 0); // a byte order mark is no exception
+    fails('a\u2028@example.com', 1); // line separator (Zl)
+    fails('a\u2029@example.com', 1); // paragraph separator (Zp)
+    fails('ab\uE000@example.com', 2); // private use (Co)
+    fails('a\u0378@example.com', 1); // unassigned (Cn)
+    fails('\uFFFD\uFFFD@b.com', 0); // what broken decoding leaves
+    fails('a\u{E0001}@example.com', 1); // a language tag (Cf), outside the Basic Multilingual Plane
+    fails('a\u{F0000}@example.com', 1); // supplementary private use
+  });
+
+  it('refuses a non-ASCII space outside quotes and accepts it inside, where other unsafe characters stay refused', () => {
+    fails('a\u00A0b@example.com', 1);
+    fails('a\u3000b@example.com', 1);
+    expect(parseAddress('"a\u00A0b"@example.com')).toMatchObject({ ok: true, localPart: '"a\u00A0b"' });
+    fails('"a\u200Bb"@example.com', 2);
+    fails('"a\\\u200Bb"@example.com', 3); // escaping does not make it safe
+  });
+
+  it('refuses a combining mark that begins the local part, and accepts one after a letter', () => {
+    fails('\u0301a@example.com', 0);
+    expect(parseAddress('a\u0301@example.com').ok).toBe(true);
+    expect(parseAddress('jörg@example.com').ok).toBe(true);
+    expect(parseAddress('a\u{1F600}@example.com').ok).toBe(true);
+    expect(parseAddress('用户@例子.广告').ok).toBe(true);
+  });
+
+  it('leaves comments alone: they are not part of the local part', () => {
+    expect(parseAddress('(\u00A0note)a@example.com')).toMatchObject({ ok: true, emailAddress: 'a@example.com' });
+  });
+});
+
 describe('parseAddress: lengths in exact units', () => {
   const label63 = 'b'.repeat(63);
   it('local part: 64 UTF-8 octets, quotes and backslashes included', () => {
