@@ -3,16 +3,16 @@
  *
  *   mailverify check [file|-] [--checks syntax|dns|smtp] [--dns-server IP[:PORT]]... [--max-connections N]
  *                    [--helo-name NAME] [--mail-from ADDRESS] [--smtp-port N] [--quality Standard|High|Extreme]
- *                    [--deduplication Off|Safe|Relaxed] [--input text|csv] [--column N] [--delimiter C] [--header]
- *                    [--output jsonl|csv]
+ *                    [--deduplication Off|Safe|Relaxed] [--input text|csv|jsonl] [--column N] [--delimiter C]
+ *                    [--header] [--output jsonl|csv] [--out FILE]
  *
  * Reads one address per line (or one CSV column) and writes one result per input, in input order.
  */
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEDUPLICATION_MODES, type Deduplication } from '../engine/dedupe.js';
 import { ENTRY_FIELDS } from '../engine/entry.js';
-import { createVerifier, type Quality } from '../engine/verifier.js';
+import { createVerifier, type BatchInput, type Quality } from '../engine/verifier.js';
 import { CsvRecordReader } from './csv.js';
 import { BatchedWriter, csvLine } from './output.js';
 
@@ -40,11 +40,14 @@ Options:
   --max-connections N     SMTP connections open at once (default 50); addresses are grouped by mail
                           exchanger, so one connection serves many of them
   --deduplication MODE    Off (default), Safe or Relaxed: later copies of an address are Duplicate
-  --input text|csv        input format (default: csv for *.csv files, text otherwise)
+  --input text|csv|jsonl  input format (default: csv for *.csv files, jsonl for *.jsonl files, text
+                          otherwise); jsonl: one JSON value per line, an address or
+                          {"inputData": ADDRESS, "custom": TEXT}, whose custom text comes back in its result
   --column N              zero-based CSV column holding the address (default 0)
   --delimiter C           CSV delimiter (default ","); "\t" or "tab" for tabs
   --header                the first CSV record is a header, not an address
   --output jsonl|csv      output format (default jsonl)
+  --out FILE              write the results to FILE instead of standard output
   -h, --help              this text
   --version               the version of mailverify
 
@@ -76,7 +79,8 @@ interface CheckOptions {
   passDelayMs: number | undefined;
   dnsTimeoutMs: number | undefined;
   deduplication: Deduplication;
-  input: 'text' | 'csv';
+  input: 'text' | 'csv' | 'jsonl';
+  out: string | undefined;
   column: number;
   delimiter: string;
   header: boolean;
@@ -105,6 +109,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
       delimiter: { type: 'string', default: ',' },
       header: { type: 'boolean', default: false },
       output: { type: 'string', default: 'jsonl' },
+      out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -131,8 +136,9 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   if (!DEDUPLICATION_MODES.includes(deduplication)) {
     throw new UsageError(`--deduplication must be one of ${DEDUPLICATION_MODES.join(', ')}, got ${values.deduplication}`);
   }
-  const input = values.input ?? (source.toLowerCase().endsWith('.csv') ? 'csv' : 'text');
-  if (input !== 'text' && input !== 'csv') throw new UsageError(`--input must be text or csv, got ${input}`);
+  const lowerSource = source.toLowerCase();
+  const input = values.input ?? (lowerSource.endsWith('.csv') ? 'csv' : lowerSource.endsWith('.jsonl') ? 'jsonl' : 'text');
+  if (input !== 'text' && input !== 'csv' && input !== 'jsonl') throw new UsageError(`--input must be text, csv or jsonl, got ${input}`);
   const column = Number(values.column);
   if (!Number.isInteger(column) || column < 0) throw new UsageError(`--column must be a zero-based integer, got ${values.column}`);
   if (values.output !== 'jsonl' && values.output !== 'csv') {
@@ -141,7 +147,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   const delimiter = values.delimiter === '\\t' || values.delimiter.toLowerCase() === 'tab' ? '\t' : values.delimiter;
   if (delimiter.length !== 1) throw new UsageError(`--delimiter must be one character, "\\t" or "tab"`);
   const dnsServers = values['dns-server'];
-  return { source, checks, heloName: values['helo-name'], mailFrom: values['mail-from'], smtpPort, quality, allowPrivateAddresses: values['allow-private-addresses'], dnsServers, maxConnections, passes, passDelayMs, dnsTimeoutMs, deduplication, input, column, delimiter, header: values.header, output: values.output };
+  return { source, checks, heloName: values['helo-name'], mailFrom: values['mail-from'], smtpPort, quality, allowPrivateAddresses: values['allow-private-addresses'], dnsServers, maxConnections, passes, passDelayMs, dnsTimeoutMs, deduplication, input, out: values.out, column, delimiter, header: values.header, output: values.output };
 }
 
 /** A flag's whole number from `min` up, or undefined when the flag is absent. */
@@ -155,8 +161,42 @@ function wholeNumber(text: string | undefined, flag: string, min: number): numbe
 }
 
 /** The addresses of the input, in order: lines of a text file, or one column of each CSV record. */
-function readAddresses(options: CheckOptions): AsyncIterableIterator<string> {
-  return itemsOf(readBatches(options));
+function readAddresses(options: CheckOptions): AsyncIterableIterator<BatchInput> {
+  const lines = itemsOf(readBatches(options));
+  return options.input === 'jsonl' ? jsonItems(lines) : lines;
+}
+
+/**
+ * The inputs of JSON Lines: each line an address or `{ "inputData": ADDRESS, "custom": TEXT }`. A line that is not
+ * one of those is an input error naming it (blank lines are inputs too, in every format: here they are not JSON).
+ */
+function jsonItems(lines: AsyncIterableIterator<string>): AsyncIterableIterator<BatchInput> {
+  let number = 0;
+  const items: AsyncIterableIterator<BatchInput> = {
+    next: async () => {
+      const line = await lines.next();
+      if (line.done === true) return line;
+      number++;
+      let value: unknown;
+      try {
+        value = JSON.parse(line.value);
+      } catch {
+        throw new Error(`line ${number} of the input is not JSON: ${JSON.stringify(line.value.slice(0, 80))}`);
+      }
+      const item = value as { inputData?: unknown; custom?: unknown } | null;
+      const isItem =
+        typeof value === 'string' ||
+        (typeof item === 'object' && item !== null && typeof item.inputData === 'string' && (item.custom === undefined || typeof item.custom === 'string'));
+      if (!isItem) throw new Error(`line ${number} of the input is neither an address nor {"inputData": ..., "custom": ...}`);
+      return { done: false, value: value as BatchInput };
+    },
+    return: async () => {
+      await lines.return?.();
+      return { done: true, value: undefined };
+    },
+    [Symbol.asyncIterator]: () => items,
+  };
+  return items;
 }
 
 /** The addresses of the input, a batch per chunk read. */
@@ -242,7 +282,7 @@ function itemsOf<T>(batches: AsyncGenerator<T[]>): AsyncIterableIterator<T> {
 }
 
 async function check(options: CheckOptions): Promise<void> {
-  const out = process.stdout;
+  const out = options.out === undefined ? process.stdout : await openOutput(options.out);
   if (options.output === 'csv') out.write(ENTRY_FIELDS.join(',') + '\n');
   const verifier = usage(() =>
     createVerifier({
@@ -271,8 +311,21 @@ async function check(options: CheckOptions): Promise<void> {
   }
   await writer.end();
   await verifier.close();
+  if (out !== process.stdout) await new Promise<void>((resolve) => (out as WriteStream).end(resolve));
   // The reader of a pipe that went away (`| head`) wanted no more: not an error.
   if (writer.error !== undefined && writer.error.code !== 'EPIPE') throw writer.error;
+}
+
+/** A file for the results, open and ready (an error opening it, such as EACCES, is reported before any work). */
+function openOutput(path: string): Promise<WriteStream> {
+  return new Promise((resolve, reject) => {
+    const stream = createWriteStream(path);
+    stream.once('error', reject);
+    stream.once('open', () => {
+      stream.off('error', reject);
+      resolve(stream);
+    });
+  });
 }
 
 /** The package's version, from its package.json (next to dist/). */

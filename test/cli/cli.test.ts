@@ -129,6 +129,31 @@ describe('mailverify check --checks syntax', () => {
     expect(jsonLines(mailverify(['check', '-'], '\uFEFFjane@example.org\n').stdout).map((e) => e.inputData)).toEqual(['jane@example.org']);
   });
 
+  it('writes to --out FILE instead of standard output', () => {
+    const out = join(dir, 'results.jsonl');
+    const { code, stdout } = mailverify(['check', '-', '--out', out], 'jane@example.org\nbad\n');
+    expect([code, stdout]).toEqual([0, '']);
+    expect(jsonLines(readFileSync(out, 'utf8')).map((e) => [e.index, e.status])).toEqual([
+      [0, 'Success'],
+      [1, 'AtSignNotFound'],
+    ]);
+    expect(mailverify(['check', '-', '--out', join(dir, 'no-such-dir', 'x.jsonl')], 'a@b.org\n')).toMatchObject({ code: 1, stderr: expect.stringMatching(/ENOENT/) });
+  });
+
+  it('reads JSON Lines: addresses, or items with custom data that comes back in the result', () => {
+    const file = join(dir, 'items.jsonl');
+    writeFileSync(file, '"jane@example.org"\n{"inputData": "joe@example.org", "custom": "row 7"}\n');
+    const { code, stdout } = mailverify(['check', file]);
+    expect(code).toBe(0);
+    expect(jsonLines(stdout).map((e) => [e.inputData, e.status, e.custom])).toEqual([
+      ['jane@example.org', 'Success', undefined],
+      ['joe@example.org', 'Success', 'row 7'],
+    ]);
+    const broken = mailverify(['check', '-', '--input', 'jsonl'], '"a@example.org"\n{"inputData": 5}\n');
+    expect(broken).toMatchObject({ code: 1, stderr: expect.stringMatching(/line 2 of the input is neither an address nor/) });
+    expect(mailverify(['check', '-', '--input', 'jsonl'], 'a@example.org\n')).toMatchObject({ code: 1, stderr: expect.stringMatching(/line 1 of the input is not JSON/) });
+  });
+
   it('prints its version', () => {
     const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     expect(mailverify(['--version'])).toMatchObject({ code: 0, stdout: `${manifest.version}\n` });
