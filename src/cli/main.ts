@@ -52,7 +52,8 @@ Options:
   --version               the version of mailverify
 
 In text input each line is one address; a trailing CR (CRLF line ending) is removed and the final
-line break does not start an entry. Every other line, blank ones included, gets a result.`;
+line break does not start an entry. Every other line, blank ones included, gets a result; a line
+longer than 65,536 characters is cut there. A byte order mark at the start of the input is dropped.`;
 
 class UsageError extends Error {}
 
@@ -218,22 +219,44 @@ async function* readBatches(options: CheckOptions): AsyncGenerator<string[]> {
     yield columns(reader.end());
     return;
   }
-  // Lines are cut from each chunk by index; only a line split across chunks is joined.
+  // Lines are cut from each chunk by index; only a line split across chunks is joined, and only up to MAX_LINE: the
+  // rest of a longer line is skipped as it arrives, so a huge line costs neither memory nor repeated searches.
   let pending = '';
+  let overlong = false;
   for await (const chunk of chunks) {
-    const text = pending === '' ? chunk : pending + chunk;
     const lines: string[] = [];
     let start = 0;
-    let newline: number;
-    while ((newline = text.indexOf('\n', start)) >= 0) {
-      lines.push(lineAt(text, start, newline));
+    let newline = chunk.indexOf('\n');
+    if (pending !== '' || overlong) {
+      if (newline < 0) {
+        if (!overlong) [pending, overlong] = capped(pending + chunk);
+        yield lines;
+        continue;
+      }
+      const joined = overlong ? pending : pending + chunk.slice(0, newline);
+      lines.push(joined.length > MAX_LINE || overlong ? joined.slice(0, MAX_LINE) : lineAt(joined, 0, joined.length));
+      pending = '';
+      overlong = false;
       start = newline + 1;
     }
-    pending = text.slice(start);
+    while ((newline = chunk.indexOf('\n', start)) >= 0) {
+      lines.push(newline - start > MAX_LINE ? chunk.slice(start, start + MAX_LINE) : lineAt(chunk, start, newline));
+      start = newline + 1;
+    }
+    [pending, overlong] = capped(chunk.slice(start));
     yield lines;
   }
-  if (pending !== '') yield [lineAt(pending, 0, pending.length)];
+  if (pending !== '' || overlong) yield [overlong ? pending : lineAt(pending, 0, pending.length)];
 }
+
+/**
+ * The longest line read whole (64 Ki characters, far beyond the 254 octets of an address); a longer one is cut
+ * there, and its result is that of the cut text.
+ */
+const MAX_LINE = 65_536;
+
+/** The text, cut at MAX_LINE, and whether it was cut. */
+const capped = (text: string): [string, boolean] => (text.length > MAX_LINE ? [text.slice(0, MAX_LINE), true] : [text, false]);
 
 /** The text of a stream, without a byte order mark at its start (a file saved as Excel's "CSV UTF-8" has one). */
 async function* withoutByteOrderMark(stream: AsyncIterable<unknown>): AsyncGenerator<string> {

@@ -154,6 +154,26 @@ describe('mailverify check --checks syntax', () => {
     expect(mailverify(['check', '-', '--input', 'jsonl'], 'a@example.org\n')).toMatchObject({ code: 1, stderr: expect.stringMatching(/line 1 of the input is not JSON/) });
   });
 
+  it('gives a huge line its one result, cut at 65,536 characters, without holding the line', () => {
+    const file = join(dir, 'huge.txt');
+    writeFileSync(file, `first@example.org\r\n${'a'.repeat(5_000_000)}@example.org\r\nlast@example.org\r\n`);
+    const { code, stdout } = mailverify(['check', file]);
+    expect(code).toBe(0);
+    const entries = jsonLines(stdout);
+    expect(entries.map((e) => [e.index, (e.inputData as string).length, e.status])).toEqual([
+      [0, 17, 'Success'],
+      [1, 65_536, 'InvalidLocalPartLength'],
+      [2, 16, 'Success'],
+    ]);
+    // A line split across reads, with its CRLF across two of them, is joined as usual.
+    const split = `${'b'.repeat(70_000)}\r`;
+    const piped = mailverify(['check', '-'], `${split}\nx@example.org`);
+    expect(jsonLines(piped.stdout).map((e) => [(e.inputData as string).length, e.inputData === 'x@example.org'])).toEqual([
+      [65_536, false],
+      [13, true],
+    ]);
+  });
+
   it('prints its version', () => {
     const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     expect(mailverify(['--version'])).toMatchObject({ code: 0, stdout: `${manifest.version}\n` });
