@@ -131,6 +131,8 @@ export class BatchRun {
   private readonly started = performance.now();
   private lastProgress = -Infinity;
   private reportedAll = false;
+  /** The stage context that only fills flags (checks: 'syntax'), for duplicates; made on first use. */
+  private flagContext: StageContext | undefined;
   private readonly onAbort = (): void => this.fail(this.options.signal!.reason);
 
   /** `runs`: the verifier's batches under way; the batch is in it from its first step until it stops. */
@@ -411,10 +413,7 @@ export class BatchRun {
 
   private finishAddress(address: Address, syntaxFailureIndex?: number): void {
     const { parsed, status } = address;
-    let suggestions: string[] | undefined;
-    if (this.context.suggester !== null && address.probeAt === null && !address.hasMx && parsed.domainPart.charCodeAt(0) !== 0x5b) {
-      suggestions = this.context.suggester.suggest(parsed.localPart, parsed.asciiDomainPart);
-    }
+    const suggestions = this.suggestionsFor(parsed, address.hasMx);
     if (address.dedupe !== null) address.dedupe.hasMx = address.hasMx;
     this.emit(
       makeEntry({
@@ -442,10 +441,10 @@ export class BatchRun {
     let suggestions: string[] | undefined;
     if (parsed !== null) {
       flags = { isDisposableEmailAddress: false, isRoleAccount: false, isFreeEmailAddress: false };
-      offlineStages(parsed, 0, { ...this.context, checks: 'syntax' }, flags);
-      const literal = parsed.domainPart.charCodeAt(0) === 0x5b;
-      const knownMx = first.hasMx && first.asciiDomain === parsed.asciiDomainPart;
-      if (this.context.suggester !== null && !literal && !knownMx) suggestions = this.context.suggester.suggest(parsed.localPart, parsed.asciiDomainPart);
+      // The offline stages only for the flags: their status is not this entry's.
+      this.flagContext ??= { ...this.context, checks: 'syntax' };
+      offlineStages(parsed, 0, this.flagContext, flags);
+      suggestions = this.suggestionsFor(parsed, first.hasMx && first.asciiDomain === parsed.asciiDomainPart);
     }
     this.emit(
       makeEntry({
@@ -460,6 +459,13 @@ export class BatchRun {
         duplicateOf: first.index,
       }),
     );
+  }
+
+  /** Typo suggestions, never for an address literal or a domain known to have MX records (decisions.md §7). */
+  private suggestionsFor(parsed: ParsedAddress, hasMx: boolean): string[] | undefined {
+    const { suggester } = this.context;
+    if (suggester === null || hasMx || parsed.domainPart.charCodeAt(0) === 0x5b) return undefined;
+    return suggester.suggest(parsed.localPart, parsed.asciiDomainPart);
   }
 
   private emit(entry: Entry, dedupe: DedupeGroup | null = null): void {

@@ -170,8 +170,8 @@ const POSITIVE_SMTP_OPTIONS = [
 
 function checkSmtpOptions(options: VerifierOptions): void {
   const smtp = options.smtp;
+  // checkOptions has made sure it is an object.
   if (smtp === undefined) return;
-  if (typeof smtp !== 'object' || smtp === null) throw optionError('smtp', 'an object', smtp);
   if (smtp.port !== undefined && !(Number.isInteger(smtp.port) && smtp.port > 0 && smtp.port < 65536)) {
     throw optionError('smtp.port', 'a TCP port number', smtp.port);
   }
