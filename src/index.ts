@@ -4,6 +4,7 @@
  */
 export { parseAddress } from './syntax/parse.js';
 export type { ParseResult, ParsedAddress, SyntaxFailure } from './syntax/types.js';
+export type { SyntaxOptions } from './syntax/policy.js';
 export {
   STATUS_CODES,
   CURRENT_STATUS_CODES,

@@ -7,12 +7,13 @@
  */
 import { DEDUPLICATION_MODES, deduplicationKey, type Deduplication } from './dedupe.js';
 import { makeEntry, type Entry } from './entry.js';
-import { checkOptionNames, type OptionNames } from './options.js';
+import { checkOptionNames, type OptionNames } from '../options/names.js';
 import { networkStages, offlineStages, type Flags, type StageContext } from './stages.js';
 import type { ProbeOwner } from '../smtp/prober.js';
 import type { StatusCode } from '../status/catalogue.js';
 import type { Suggester } from '../suggest/suggest.js';
 import { parseWithPositions } from '../syntax/parse.js';
+import type { SyntaxPolicy } from '../syntax/policy.js';
 import type { ParsedAddress } from '../syntax/types.js';
 
 /** A batch input: an address, or an address with the submitter's custom data (service-api.md, job entries). */
@@ -46,6 +47,7 @@ export interface VerifyManyOptions {
 
 /** What the batch needs of its verifier: the stages, the pass settings, and the waits that close() cuts short. */
 export interface BatchContext extends StageContext {
+  readonly syntax: SyntaxPolicy;
   readonly passes: number;
   readonly passDelayMs: number;
   readonly suggester: Suggester | null;
@@ -331,7 +333,7 @@ export class BatchRun {
   }
 
   private start(index: number, inputData: string, custom: string | undefined): void {
-    const { result: parsed, domainStart } = parseWithPositions(inputData);
+    const { result: parsed, domainStart } = parseWithPositions(inputData, this.context.syntax);
     let dedupe: DedupeGroup | null = null;
     if (this.dedupe !== null) {
       const key = deduplicationKey(inputData, parsed, this.options.deduplication as Exclude<Deduplication, 'Off'>);

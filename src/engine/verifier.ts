@@ -15,9 +15,11 @@ import { createNodemailerTransport } from '../smtp/nodemailer-transport.js';
 import { SmtpProber } from '../smtp/prober.js';
 import { hasLineBreakOrNul, type SmtpTransport } from '../smtp/transport.js';
 import { createSuggester } from '../suggest/suggest.js';
+import { syntaxPolicyOf, type SyntaxOptions } from '../syntax/policy.js';
 import { BatchRun, batchOptions, type BatchContext, type BatchInput, type VerifyManyOptions } from './batch.js';
 import type { Entry } from './entry.js';
-import { checkOptionNames, VERIFIER_OPTION_NAMES } from './options.js';
+import { checkOptionNames } from '../options/names.js';
+import { VERIFIER_OPTION_NAMES } from './options.js';
 import type { Checks } from './stages.js';
 
 export type { BatchInput, BatchProgress, VerifyManyOptions } from './batch.js';
@@ -56,6 +58,8 @@ export interface VerifierOptions {
   lists?: ListsOptions;
   /** Typo suggestions (default true). */
   suggestions?: boolean;
+  /** Forms of address to refuse that the RFCs allow (quoted local parts, address literals...); default: none. */
+  syntax?: SyntaxOptions;
   /** Classification names per status, overriding decisions.md §8 (custom names are allowed, as in the service). */
   classifications?: Partial<Record<StatusCode, string>>;
 }
@@ -245,6 +249,7 @@ function createProber(options: VerifierOptions, quality: { timeoutMs: number }):
 
 export function createVerifier(options: VerifierOptions = {}): Verifier {
   checkOptions(options);
+  const syntax = syntaxPolicyOf(options.syntax, 'createVerifier', 'syntax.');
   const checks = options.checks ?? 'smtp';
   const quality = QUALITY_LEVELS[options.quality ?? 'Standard'];
   const prober = checks === 'smtp' ? createProber(options, quality) : null;
@@ -254,6 +259,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const classifications = options.classifications;
   let closing = false;
   const context: BatchContext = {
+    syntax,
     checks,
     lists: createLists(options.lists),
     dns,

@@ -24,6 +24,7 @@ import {
 } from './chars.js';
 import { isValidALabel, mapDomainChar, toALabel } from './idna.js';
 import { isAddressLiteral } from './literal.js';
+import { DEFAULT_SYNTAX_POLICY, syntaxPolicyOf, type SyntaxOptions, type SyntaxPolicy } from './policy.js';
 import { checkProviderRules, providerCandidates, type ProviderCandidates } from './provider-rules.js';
 import type { ParseResult } from './types.js';
 
@@ -43,6 +44,7 @@ class AddressParser {
   pos = 0;
   failStatus: SyntaxStatus = 'AtSignNotFound';
   failIndex = -1;
+  policy: SyntaxPolicy = DEFAULT_SYNTAX_POLICY;
 
   localStart = 0;
   localEnd = 0;
@@ -66,8 +68,9 @@ class AddressParser {
   asciiBuilder: string | null = null;
 
   /** Starts over on a new input (one parser serves every call: parsing is synchronous and never re-entered). */
-  reset(input: string): this {
+  reset(input: string, policy: SyntaxPolicy): this {
     this.input = input;
+    this.policy = policy;
     this.len = input.length;
     this.pos = 0;
     this.localStart = this.localEnd = this.localOctets = this.domainStart = this.domainEnd = 0;
@@ -135,7 +138,11 @@ class AddressParser {
     // RFC 5322 §3.4.1 addr-spec = local-part "@" domain, each side wrapped in optional CFWS.
     if (!this.skipCfws()) return false;
     this.localStart = this.pos;
-    const ok = input.charCodeAt(this.pos) === Ch.QUOTE ? this.scanQuotedString() : this.scanDotString();
+    let ok: boolean;
+    if (input.charCodeAt(this.pos) !== Ch.QUOTE) ok = this.scanDotString();
+    else if (this.policy.allowQuotedLocalPart) ok = this.scanQuotedString();
+    else return this.fail('InvalidCharacterInSequence', this.pos); // policy: no quoted local part
+
     if (!ok) return false;
     this.localEnd = this.pos;
     if (!this.judgeLocalPart()) return false;
@@ -147,7 +154,10 @@ class AddressParser {
     this.pos++;
     if (!this.skipCfws()) return false;
     this.domainStart = this.pos;
-    const domainOk = input.charCodeAt(this.pos) === Ch.OPEN_BRACKET ? this.scanAddressLiteral() : this.scanDomain();
+    let domainOk: boolean;
+    if (input.charCodeAt(this.pos) !== Ch.OPEN_BRACKET) domainOk = this.scanDomain();
+    else if (this.policy.allowAddressLiteral) domainOk = this.scanAddressLiteral();
+    else return this.fail('UnacceptableDomainLiteral', this.pos); // policy: no address literal, as for a non-global one
     if (!domainOk) return false;
     this.domainEnd = this.pos;
     if (!this.skipCfws()) return false;
@@ -155,7 +165,7 @@ class AddressParser {
     if (this.localOctets + 1 + this.asciiDomain.length > MAX_ADDRESS_OCTETS) {
       return this.fail('InvalidAddressLength', this.len);
     }
-    return this.domainIsLiteral() || this.judgeProviderRules();
+    return this.domainIsLiteral() || !this.policy.providerRules || this.judgeProviderRules();
   }
 
   /** Provider sign-up rules (decisions §3), after every RFC check passed. */
@@ -302,8 +312,12 @@ class AddressParser {
       this.fail(c <= Ch.C1_LAST ? 'UnexpectedQuotedPairSequence' : 'InvalidCharacterInSequence', at);
       return 0;
     }
-    // Escaping does not make an unsafe character of a quoted local part safe (see localCharacterBits).
-    if (!inComment && (localCharacterBits(input, at, c, width) & UNSAFE_IN_LOCAL_PART) !== 0) {
+    // Escaping does not make an unsafe character of a quoted local part safe (see localCharacterBits), nor a non-ASCII
+    // one acceptable when the policy refuses international local parts.
+    if (
+      !inComment &&
+      (!this.policy.allowInternationalLocalPart || (localCharacterBits(input, at, c, width) & UNSAFE_IN_LOCAL_PART) !== 0)
+    ) {
       this.fail('InvalidCharacterInSequence', at);
       return 0;
     }
@@ -338,7 +352,7 @@ class AddressParser {
         return this.failAt('InvalidCharacterInSequence', pos);
       } else {
         const width = nonAsciiWidth(input, pos, c);
-        if (width === 0) return this.failAt('InvalidCharacterInSequence', pos);
+        if (width === 0 || !this.policy.allowInternationalLocalPart) return this.failAt('InvalidCharacterInSequence', pos);
         // Unsafe characters, spaces, and a combining mark with nothing before it (see localCharacterBits).
         const bits = localCharacterBits(input, pos, c, width);
         if ((bits & (UNSAFE_IN_LOCAL_PART | SPACE_SEPARATOR)) !== 0 || (bits & COMBINING_MARK && pos === start)) {
@@ -384,7 +398,11 @@ class AddressParser {
       } else {
         const width = nonAsciiWidth(input, this.pos, c);
         // Inside quotes a space other than U+0020 is accepted; unsafe characters are not (see localCharacterBits).
-        if (width === 0 || (localCharacterBits(input, this.pos, c, width) & UNSAFE_IN_LOCAL_PART) !== 0) {
+        if (
+          width === 0 ||
+          !this.policy.allowInternationalLocalPart ||
+          (localCharacterBits(input, this.pos, c, width) & UNSAFE_IN_LOCAL_PART) !== 0
+        ) {
           return this.fail('InvalidCharacterInSequence', this.pos);
         }
         this.pos += width;
@@ -621,19 +639,24 @@ const parser = new AddressParser();
 
 /**
  * Parses one address. Any string gets a result: the parsed parts, or the syntax status of the first failure and its
- * index (UTF-16 code units). Throws a TypeError for a non-string argument.
+ * index (UTF-16 code units). `options` may refuse forms the RFCs allow (see SyntaxOptions). Throws a TypeError for a
+ * non-string input or an options object with an unknown name or a non-boolean value.
  */
-export function parseAddress(input: string): ParseResult {
+export function parseAddress(input: string, options?: SyntaxOptions): ParseResult {
   checkInput(input);
-  const result = parser.reset(input).parse();
+  const policy = options === undefined ? DEFAULT_SYNTAX_POLICY : syntaxPolicyOf(options, 'parseAddress');
+  const result = parser.reset(input, policy).parse();
   parser.input = parser.asciiDomain = ''; // hold no reference to the input between calls
   return result;
 }
 
 /** `parseAddress`, plus where the domain part starts in the input (for failures the verifier finds later). */
-export function parseWithPositions(input: string): { result: ParseResult; domainStart: number } {
+export function parseWithPositions(
+  input: string,
+  policy: SyntaxPolicy = DEFAULT_SYNTAX_POLICY,
+): { result: ParseResult; domainStart: number } {
   checkInput(input);
-  const result = parser.reset(input).parse();
+  const result = parser.reset(input, policy).parse();
   const domainStart = parser.domainStart;
   parser.input = parser.asciiDomain = '';
   return { result, domainStart };

@@ -1,7 +1,7 @@
 /**
  * Conformance with the field: every row of the eight public test suites in test/fixtures/corpora is either checked
  * against our parser or listed in deviations.jsonl with a reason; expectations.ts decides which, from the policy of
- * decisions.md §3. Rows where the parser contradicts that policy are kept in suspected-bugs.jsonl and must stay
+ * docs/syntax.md. Rows where the parser contradicts that policy are kept in suspected-bugs.jsonl and must stay
  * broken until fixed (then they move out). AGREEMENT.md holds the per-suite figures.
  *
  * After a deliberate change (parser, rules or corpora), regenerate the three files and review their diff:
@@ -10,7 +10,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAddress, type ParseResult } from '../../src/index.js';
-import { SUITES, expectationFor, rowsOf, type Expectation, type Fact, type Row, type Suite } from './expectations.js';
+import { SUITES, expectationFor, rowsOf, syntaxOptionsFor, type Expectation, type Fact, type Row, type Suite } from './expectations.js';
 
 const REGENERATE = 'CONFORMANCE_UPDATE=1 npx vitest run test/conformance';
 const STALE = `out of date: regenerate with \`${REGENERATE}\` and review the diff`;
@@ -29,7 +29,7 @@ interface Deviation {
   reason: string;
 }
 
-/** One line of suspected-bugs.jsonl: the parser contradicts what decisions §3 says about this row. */
+/** One line of suspected-bugs.jsonl: the parser contradicts what docs/syntax.md says about this row. */
 interface SuspectedBug {
   suite: Suite;
   key: string | number;
@@ -77,7 +77,7 @@ function deviatesFromSuite(e: Expectation, r: ParseResult): boolean {
 function evaluate(row: Row): Evaluated {
   const { data } = row;
   const expectation = expectationFor(row);
-  const result = parseAddress(data.address);
+  const result = parseAddress(data.address, syntaxOptionsFor(row));
   const head = { suite: row.suite, key: row.key, address: data.address };
   const done = (outcome: Outcome): Evaluated => ({ row, id: idOf(row.suite, row.key), expectation, result, outcome });
 
@@ -94,7 +94,7 @@ function evaluate(row: Row): Evaluated {
       suite_says: [validity(suiteValid), ...wrongFacts.map(factText)].join(', '),
       we_say: [weSay(result), ...wrongFacts.map((f) => `${f.field}=${JSON.stringify(ourFact(result, f))}`)].join(', '),
       policy_says: [validity(valid), ...wrongFacts.map(factText)].join(', '),
-      rule: reason ?? (wrongFacts.length > 0 ? 'decisions §3 Output' : 'decisions §3 agrees with the suite here'),
+      rule: reason ?? (wrongFacts.length > 0 ? 'docs/syntax.md Output' : 'docs/syntax.md agrees with the suite here'),
     };
     return done({ kind: 'bug', entry });
   }
@@ -175,7 +175,7 @@ function agreementMarkdown(): string {
     '  compared with `parseAddress` (python `asciiDomain`/`domain`/`localPart`/`normalized`/`smtputf8`,',
     '  email-addresses `localPart`/`domain`/`normalized`, Go `expected[0].address`).',
     '- **agree**: checked rows where the parser matches; the others are in `suspected-bugs.jsonl`.',
-    '- **deviations**: rows in `deviations.jsonl`: our policy (decisions.md §3) deliberately differs, the suite asks',
+    '- **deviations**: rows in `deviations.jsonl`: our policy (docs/syntax.md) deliberately differs, the suite asks',
     '  another question (an option we do not have), or the suite reports a fact in another form than ours (those',
     '  rows still have their validity checked).',
     '',

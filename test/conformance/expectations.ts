@@ -1,5 +1,5 @@
 /**
- * What each corpus row means under OUR policy (shared/spec/decisions.md §3).
+ * What each corpus row means under OUR policy (docs/syntax.md).
  *
  * Every row of test/fixtures/corpora/*.jsonl gets an Expectation, decided from the input and the suite's own metadata,
  * never from our parser's answer:
@@ -14,6 +14,7 @@
  */
 import { isIPv6 } from 'node:net';
 import { domainToASCII, domainToUnicode } from 'node:url';
+import type { SyntaxOptions } from '../../src/index.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Corpus rows
@@ -60,9 +61,9 @@ export function rowsOf(suite: Suite, jsonl: string): Row[] {
 
 export const REASON = {
   // Our policy accepts what the suite rejects.
-  CFWS_EDGE: 'CFWS accepted at the edges and stripped (decisions §3)',
-  IPV6_ONE_GROUP: 'IPv6 `::` standing for a single group accepted (decisions §3, as RFC 4291 parsers do)',
-  ESCAPED_NON_ASCII: 'escaped non-ASCII character in a quoted string accepted (RFC 6532, decisions §3)',
+  CFWS_EDGE: 'CFWS accepted at the edges and stripped (docs/syntax.md)',
+  IPV6_ONE_GROUP: 'IPv6 `::` standing for a single group accepted (docs/syntax.md, as RFC 4291 parsers do)',
+  ESCAPED_NON_ASCII: 'escaped non-ASCII character in a quoted string accepted (RFC 6532, docs/syntax.md)',
   QUOTED_LOCAL: 'quoted local part accepted (RFC 5321 Quoted-string)',
   ADDRESS_LITERAL: 'IPv4/IPv6 address literal accepted (RFC 5321 §4.1.3)',
   NON_ASCII_LOCAL: 'any UTF-8 character but unsafe ones accepted in the local part (RFC 6531 UTF8-non-ascii)',
@@ -75,53 +76,53 @@ export const REASON = {
   RESERVED_HYPHENS: 'python rejects `ab--` labels (RFC 5891 reserved hyphens); we only require LDH labels',
   // Our policy rejects what the suite accepts.
   UNSAFE_LOCAL:
-    'unsafe Unicode in the local part rejected: category C, Zl, Zp, U+FFFD, a Zs space outside quotes, a leading combining mark (decisions §3)',
-  DISPLAY_NAME: 'display name or angle-addr syntax is not an address (decisions §3)',
-  ADDRESS_LIST: 'address list or group syntax is not an address (decisions §3)',
+    'unsafe Unicode in the local part rejected: category C, Zl, Zp, U+FFFD, a Zs space outside quotes, a leading combining mark (docs/syntax.md)',
+  DISPLAY_NAME: 'display name or angle-addr syntax is not an address (docs/syntax.md)',
+  ADDRESS_LIST: 'address list or group syntax is not an address (docs/syntax.md)',
   UNCLOSED: 'unclosed quoted string, comment or domain literal rejected',
   NO_AT: 'no `@` outside quotes and comments (AtSignNotFound)',
   EMPTY_LOCAL: 'empty local part rejected (InvalidLocalPartLength)',
   EMPTY_LABEL: 'empty domain or empty domain label rejected',
-  CFWS_INNER: 'CFWS between atoms or labels rejected (obsolete RFC 5322 syntax, decisions §3)',
-  OBS_FWS: 'obs-FWS (more than one CRLF fold in a row) rejected (decisions §3)',
+  CFWS_INNER: 'CFWS between atoms or labels rejected (obsolete RFC 5322 syntax, docs/syntax.md)',
+  OBS_FWS: 'obs-FWS (more than one CRLF fold in a row) rejected (docs/syntax.md)',
   BAD_FWS: 'CR or LF outside a CRLF fold followed by white space rejected',
   QUOTED_CONTROL: 'TAB, CR, LF or another control character inside quotes rejected (RFC 5321 qtextSMTP)',
-  OBS_CONTROL: 'escaped or commented control character rejected (obs-qp, obs-ctext; decisions §3)',
-  OBS_LOCAL_PART: 'obs-local-part mixing quoted strings and atoms rejected (decisions §3)',
-  BACKSLASH: 'backslash outside quotes rejected (decisions §3)',
-  EMPTY_QUOTED: 'empty quoted string rejected (decisions §3)',
+  OBS_CONTROL: 'escaped or commented control character rejected (obs-qp, obs-ctext; docs/syntax.md)',
+  OBS_LOCAL_PART: 'obs-local-part mixing quoted strings and atoms rejected (docs/syntax.md)',
+  BACKSLASH: 'backslash outside quotes rejected (docs/syntax.md)',
+  EMPTY_QUOTED: 'empty quoted string rejected (docs/syntax.md)',
   LOCAL_LENGTH: 'local part over 64 UTF-8 octets rejected (the suite does not count it, or only warns)',
   LENGTH: 'label over 63, domain over 253 or address over 254 octets (A-label form) rejected',
-  SINGLE_LABEL: 'single-label domain rejected (at least two labels, decisions §3)',
-  NUMERIC_TLD: 'numeric top-level label rejected (decisions §3)',
-  BAD_A_LABEL: '`xn--` label that is not a valid A-label rejected (decisions §3)',
-  UTS46_DISALLOWED: 'domain character that UTS-46 disallows or maps to a non-LDH character rejected (decisions §3)',
-  IDNA_LABEL: 'label that IDNA rejects as a whole (context rules, bidi) rejected (decisions §3)',
+  SINGLE_LABEL: 'single-label domain rejected (at least two labels, docs/syntax.md)',
+  NUMERIC_TLD: 'numeric top-level label rejected (docs/syntax.md)',
+  BAD_A_LABEL: '`xn--` label that is not a valid A-label rejected (docs/syntax.md)',
+  UTS46_DISALLOWED: 'domain character that UTS-46 disallows or maps to a non-LDH character rejected (docs/syntax.md)',
+  IDNA_LABEL: 'label that IDNA rejects as a whole (context rules, bidi) rejected (docs/syntax.md)',
   BAD_LITERAL: 'malformed or untagged address literal rejected (the suite only warns)',
   PROVIDER: 'provider rule: a Gmail username is 6-30 letters or digits, dots allowed (IspSpecificSyntaxFailure)',
+  // Refused under the syntax options the suite's own options map to (syntaxOptionsFor).
+  REFUSED_QUOTED: 'quoted local part refused (allowQuotedLocalPart: false)',
+  REFUSED_LITERAL: 'address literal refused (allowAddressLiteral: false)',
+  REFUSED_NON_ASCII_LOCAL: 'non-ASCII local part refused (allowInternationalLocalPart: false)',
   // The suite asks another question.
   SKIPPED_UPSTREAM: 'the upstream test is skipped: its expectation is not enforced',
-  OPT_PY_QUOTED: 'option allow_quoted_local=false (python default): a policy option we don\'t have',
-  OPT_PY_LITERAL: 'option allow_domain_literal=false (python default): a policy option we don\'t have',
-  OPT_PY_SMTPUTF8: 'option allow_smtputf8=false: a policy option we don\'t have',
   OPT_PY_EMPTY_LOCAL: 'option allow_empty_local=true: a policy option we don\'t have',
   OPT_PY_TEST_ENV: 'option test_environment=true (accepts the bare domain `test`): a policy option we don\'t have',
-  OPT_HAPI_UNICODE: 'option allowUnicode=false: a policy option we don\'t have',
+  OPT_HAPI_UNICODE: 'option allowUnicode=false refuses a non-ASCII domain too: a policy option we don\'t have',
   OPT_HAPI_TLDS: 'option tlds (allow list of top-level labels): a policy option we don\'t have',
   OPT_HAPI_SEGMENTS: 'option minDomainSegments=1: a policy option we don\'t have',
   OPT_IGNORE_LENGTH: 'option ignoreLength / ignore_max_length=true: a policy option we don\'t have',
   OPT_VJS_UNDERSCORES: 'option allow_underscores=true: a policy option we don\'t have',
-  OPT_VJS_UTF8_LOCAL: 'option allow_utf8_local_part=false: a policy option we don\'t have',
   OPT_VJS_REQUIRE_NAME: 'option require_display_name=true: a policy option we don\'t have',
   OPT_VJS_IP_DOMAIN: 'option allow_ip_domain=true (a bare IP address as the domain): a policy option we don\'t have',
   OPT_VJS_BLACKLISTED_CHARS: 'option blacklisted_chars: a policy option we don\'t have',
   OPT_VJS_HOST_LIST: 'option host_blacklist / host_whitelist: a policy option we don\'t have',
-  OPT_EA_RFC6532_OFF: 'email-addresses main export with rfc6532 off (ASCII only): a policy option we don\'t have',
+  OPT_EA_RFC6532_OFF: 'email-addresses main export with rfc6532 off refuses a non-ASCII domain too: a policy option we don\'t have',
   OPT_EA_PARTIAL: 'option partial=true accepts a prefix of the input: a policy option we don\'t have',
   OPT_EA_STRICT: 'option strict / rejectTLD: a policy option we don\'t have',
   OPT_EGULIAS_NO_WARNINGS: 'NoRFCWarningsValidation rejects any RFC warning: a policy option we don\'t have',
   // Extra facts the suite reports in another form than our API.
-  FACT_UNQUOTED: 'the suite strips needless quotes and escapes; our local part keeps them as written (decisions §3)',
+  FACT_UNQUOTED: 'the suite strips needless quotes and escapes; our local part keeps them as written (docs/syntax.md)',
   FACT_NFC: 'the suite NFC-normalizes the local part; ours is as written',
   FACT_LITERAL: 'the suite normalizes the IPv6 literal; our domainPart is as written',
   FACT_DOMAIN: 'the suite reports the normalized U-label domain; our domainPart is as written',
@@ -148,7 +149,7 @@ export type Expectation =
   | {
       readonly kind: 'verdict';
       readonly suiteValid: boolean;
-      /** What decisions §3 says; equal to suiteValid unless `reason` names a policy rule that differs. */
+      /** What docs/syntax.md says; equal to suiteValid unless `reason` names a policy rule that differs. */
       readonly valid: boolean;
       readonly reason: Reason | null;
       /** Extra facts asserted by the suite, for rows both sides accept. */
@@ -184,7 +185,7 @@ export function expectationFor(row: Row): Expectation {
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/** C0 controls, DEL and C1 controls (decisions §3 counts U+0080–U+009F as controls). */
+/** C0 controls, DEL and C1 controls (docs/syntax.md counts U+0080–U+009F as controls). */
 const isControl = (c: number): boolean => c < 0x20 || (c >= 0x7f && c <= 0x9f);
 const isFwsChar = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
 
@@ -213,7 +214,7 @@ export function lex(input: string): Lexed | null {
   };
   const emit = (text: string): void => {
     if (pendingCfws) {
-      // Edges: at the start, right after the `@` or right before it (decisions §3).
+      // Edges: at the start, right after the `@` or right before it (docs/syntax.md).
       const atEdge = core === '' || core.endsWith('@') || text.startsWith('@');
       cfws = !atEdge ? 'inner' : cfws === 'none' ? 'edges' : cfws;
       pendingCfws = false;
@@ -363,7 +364,7 @@ const isLiteral = (domain: string): boolean => domain.startsWith('[') && domain.
 /** UTS-46 §2.3 label separators. */
 const labelsOf = (domain: string): string[] => domain.split(/[.\u3002\uff0e\uff61]/);
 
-/** An IPv4 or `IPv6:` literal, well formed (decisions §3: leading zeros allowed, tag case-insensitive). */
+/** An IPv4 or `IPv6:` literal, well formed (docs/syntax.md: leading zeros allowed, tag case-insensitive). */
 function isWellFormedLiteral(domain: string): boolean {
   const body = domain.slice(1, -1);
   const v6 = /^ipv6:(.*)$/i.exec(body);
@@ -401,7 +402,7 @@ const QUOTED_STRING = new RegExp(
 const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
- * decisions §3 for the plain cases, provider rules aside: no CFWS; a dot-string or non-empty quoted string of at most
+ * docs/syntax.md for the plain cases, provider rules aside: no CFWS; a dot-string or non-empty quoted string of at most
  * 64 UTF-8 octets; a well-formed IPv4/IPv6 literal, or a domain whose UTS-46 A-label form has at least two LDH labels
  * of at most 63 octets, a top-level label that is not all digits and at most 253 octets; at most 254 octets in all.
  */
@@ -425,7 +426,7 @@ export function isPlainMailbox(address: string): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Policy rules (decisions §3), in the order they are tried
+// Policy rules (docs/syntax.md), in the order they are tried
 
 type Predicate = (a: Analysis, parts: Parts) => boolean;
 
@@ -456,7 +457,7 @@ const REJECTED: ReadonlyArray<readonly [Reason, Predicate]> = [
   [REASON.PROVIDER, (_, p) => breaksGmailRule(p)],
 ];
 
-/** decisions §3, unsafe Unicode: written from the policy's text, apart from the parser's table. */
+/** docs/syntax.md, unsafe Unicode: written from the policy's text, apart from the parser's table. */
 function hasUnsafeLocalCharacter(local: string): boolean {
   const quoted = local.startsWith('"');
   const characters = [...local];
@@ -488,7 +489,7 @@ function exceedsDomainLengths(p: Parts): boolean {
   );
 }
 
-/** decisions §3 provider rules, for the only provider in the corpora (see src/syntax/provider-rules.ts). */
+/** docs/syntax.md provider rules, for the only provider in the corpora (see src/syntax/provider-rules.ts). */
 function breaksGmailRule(p: Parts): boolean {
   if (!/^(gmail|googlemail)\.com$/i.test(p.domain)) return false;
   const username = p.local.split('+')[0]!;
@@ -518,7 +519,12 @@ function genericRule(row: Row, a: Analysis): Call | null {
   if (a.lexed === null) return { valid: false, reason: REASON.UNCLOSED };
   const parts = a.parts;
   if (parts === null) return { valid: false, reason: REASON.NO_AT };
-  for (const [reason, applies] of REJECTED) if (applies(a, parts)) return { valid: false, reason };
+  const options = syntaxOptionsFor(row);
+  for (const [reason, applies] of REJECTED) {
+    if (reason === REASON.PROVIDER && options.providerRules === false) continue;
+    if (applies(a, parts)) return { valid: false, reason };
+  }
+  for (const [reason, applies] of REFUSED) if (applies(options, parts)) return { valid: false, reason };
   if (!isPlainMailbox(a.lexed.core)) return null;
   for (const [reason, applies] of ACCEPTED) if (applies(a, parts)) return { valid: true, reason };
   return null;
@@ -538,7 +544,49 @@ function suiteRule(row: Row, a: Analysis): Call | null {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Options: rows whose expectation holds only under an option our policy does not have
+// Options: the suite's options mapped to ours; rows whose expectation holds only under an option we do not have
+
+/**
+ * The syntax options (src/syntax/policy.ts) that say what the suite's options for this row say. Only the suites with
+ * such options map them; every other row is parsed with the defaults.
+ */
+export function syntaxOptionsFor(row: Row): SyntaxOptions {
+  const { data } = row;
+  switch (row.suite) {
+    case 'python-email-validator':
+      // Python's defaults refuse quoted local parts and literals; it has no provider rules.
+      return {
+        allowQuotedLocalPart: opt(data, 'allow_quoted_local') === true,
+        allowAddressLiteral: opt(data, 'allow_domain_literal') === true,
+        allowInternationalLocalPart: opt(data, 'allow_smtputf8') !== false,
+        providerRules: false,
+      };
+    case 'validatorjs-isemail':
+      // validator.js's Gmail rule is its option domain_specific_validation, off by default.
+      return {
+        allowAddressLiteral: opt(data, 'allow_ip_domain') === true,
+        allowInternationalLocalPart: opt(data, 'allow_utf8_local_part') !== false,
+        providerRules: opt(data, 'domain_specific_validation') === true,
+      };
+    case 'hapi-address':
+      return opt(data, 'allowUnicode') === false ? { allowInternationalLocalPart: false } : {};
+    case 'email-addresses':
+      return isAsciiOnlyExport(data) ? { allowInternationalLocalPart: false } : {};
+    default:
+      return {};
+  }
+}
+
+/** email-addresses' main export parses ASCII only unless its option rfc6532 is on. */
+const isAsciiOnlyExport = (data: CorpusRow): boolean =>
+  data['function'] === 'addrs (main export)' && opt(data, 'rfc6532') !== true;
+
+/** Forms the row's syntax options refuse. */
+const REFUSED: ReadonlyArray<readonly [Reason, (options: SyntaxOptions, parts: Parts) => boolean]> = [
+  [REASON.REFUSED_QUOTED, (o, p) => o.allowQuotedLocalPart === false && p.local.startsWith('"')],
+  [REASON.REFUSED_LITERAL, (o, p) => o.allowAddressLiteral === false && p.domain.startsWith('[')],
+  [REASON.REFUSED_NON_ASCII_LOCAL, (o, p) => o.allowInternationalLocalPart === false && hasNonAscii(p.local)],
+];
 
 interface OptionRule {
   readonly suite: Suite;
@@ -565,24 +613,6 @@ function matchesHost(entry: string, host: string): boolean {
 const OPTION_RULES: readonly OptionRule[] = [
   {
     suite: 'python-email-validator',
-    reason: REASON.OPT_PY_QUOTED,
-    effect: 'restricts',
-    applies: (d, _, p) => opt(d, 'allow_quoted_local') !== true && p !== null && p.local.startsWith('"'),
-  },
-  {
-    suite: 'python-email-validator',
-    reason: REASON.OPT_PY_LITERAL,
-    effect: 'restricts',
-    applies: (d, _, p) => opt(d, 'allow_domain_literal') !== true && p !== null && p.domain.startsWith('['),
-  },
-  {
-    suite: 'python-email-validator',
-    reason: REASON.OPT_PY_SMTPUTF8,
-    effect: 'restricts',
-    applies: (d, _, p) => opt(d, 'allow_smtputf8') === false && p !== null && hasNonAscii(p.local),
-  },
-  {
-    suite: 'python-email-validator',
     reason: REASON.OPT_PY_EMPTY_LOCAL,
     effect: 'loosens',
     applies: (d, _, p) => opt(d, 'allow_empty_local') === true && p !== null && (p.local === '' || p.local === '""'),
@@ -597,7 +627,7 @@ const OPTION_RULES: readonly OptionRule[] = [
     suite: 'hapi-address',
     reason: REASON.OPT_HAPI_UNICODE,
     effect: 'restricts',
-    applies: (d, a) => opt(d, 'allowUnicode') === false && hasNonAscii(a.input),
+    applies: (d, _, p) => opt(d, 'allowUnicode') === false && p !== null && hasNonAscii(p.domain),
   },
   {
     suite: 'hapi-address',
@@ -631,12 +661,6 @@ const OPTION_RULES: readonly OptionRule[] = [
     reason: REASON.OPT_VJS_UNDERSCORES,
     effect: 'loosens',
     applies: (d, _, p) => opt(d, 'allow_underscores') === true && p !== null && p.domain.includes('_'),
-  },
-  {
-    suite: 'validatorjs-isemail',
-    reason: REASON.OPT_VJS_UTF8_LOCAL,
-    effect: 'restricts',
-    applies: (d, _, p) => opt(d, 'allow_utf8_local_part') === false && p !== null && hasNonAscii(p.local),
   },
   {
     suite: 'validatorjs-isemail',
@@ -677,7 +701,7 @@ const OPTION_RULES: readonly OptionRule[] = [
     suite: 'email-addresses',
     reason: REASON.OPT_EA_RFC6532_OFF,
     effect: 'restricts',
-    applies: (d, a) => d['function'] === 'addrs (main export)' && opt(d, 'rfc6532') !== true && hasNonAscii(a.input),
+    applies: (d, _, p) => isAsciiOnlyExport(d) && p !== null && hasNonAscii(p.domain),
   },
   {
     suite: 'email-addresses',
