@@ -86,7 +86,7 @@ export const isLabelSeparator = (c: number): boolean =>
 
 /**
  * Width in UTF-16 units of the non-ASCII character at `i` (code `c >= 0x80`), or 0 when it is not an acceptable
- * UTF8-non-ascii character (RFC 6531 §3.3): a C1 control (decisions §3) or a lone surrogate (not encodable as UTF-8).
+ * UTF8-non-ascii character (RFC 6531 §3.3): a C1 control (docs/syntax.md#domains) or a lone surrogate (not encodable as UTF-8).
  */
 export function nonAsciiWidth(input: string, i: number, c: number): number {
   if (c <= Ch.C1_LAST) return 0;

@@ -1,6 +1,6 @@
 /**
  * RFC 5321 §4.1.3 address literals: `[IPv4]` and `[IPv6:...]` (tag case-insensitive). An IPv6 `::` that stands for a
- * single group is accepted (decisions §3, as RFC 4291 §2.2 parsers do), and IPv4 parts may have leading zeros.
+ * single group is accepted (docs/syntax.md#accepted-forms, as RFC 4291 §2.2 parsers do), and IPv4 parts may have leading zeros.
  * General-address-literal tags are not accepted.
  */
 import { Ch } from './chars.js';

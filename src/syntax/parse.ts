@@ -2,7 +2,7 @@
  * parseAddress: an RFC 5321 §4.1.2 Mailbox, extended by RFC 6531 §3.3 (UTF-8 in atoms, quoted strings and domain
  * labels), with RFC 5322 §3.2.2 CFWS allowed at the edges only. One left-to-right pass over character codes with an
  * explicit position; no regular expressions. The first failure found decides the status and the index
- * (decisions.md §3): a character that cannot stand where it is fails at that character; a part judged when it ends
+ * (docs/syntax.md): a character that cannot stand where it is fails at that character; a part judged when it ends
  * fails at its terminating character (or the end of the input); the whole-address length fails at the end.
  */
 import type { SyntaxStatus } from '../status/catalogue.js';
@@ -168,7 +168,7 @@ class AddressParser {
     return this.domainIsLiteral() || !this.policy.providerRules || this.judgeProviderRules();
   }
 
-  /** Provider sign-up rules (decisions §3), after every RFC check passed. */
+  /** Provider sign-up rules (docs/syntax.md#provider-rules), after every RFC check passed. */
   judgeProviderRules(): boolean {
     const input = this.input;
     let failureIndex: number | null;
@@ -472,7 +472,7 @@ class AddressParser {
         mappedEmpty = allDigits = true;
       } else if (c < 0x80) {
         if (isWsp(c) || c === Ch.CR || c === Ch.OPEN_PAREN) break;
-        // `_` included (decisions §3).
+        // `_` included: a host name has none (RFC 1035 §2.3.1, docs/syntax.md#domains).
         return this.failAt(c === Ch.CLOSE_PAREN ? 'UnbalancedCommentParenthesis' : 'InvalidCharacterInSequence', pos);
       } else {
         // A non-ASCII character must map under UTS-46 to non-ASCII or LDH characters.

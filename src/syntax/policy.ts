@@ -1,7 +1,7 @@
 /**
  * Syntax policy options: forms that RFC 5321 and RFC 6531 allow but that some users refuse (python-email-validator
  * and validator.js have the same switches). Every form is accepted by default; a refused form fails with the status
- * of the nearest syntax failure (docs/syntax.md, "Policy options"):
+ * of the nearest syntax failure (docs/syntax.md#policy-options):
  * - a quoted local part: InvalidCharacterInSequence at the opening quote;
  * - an address literal: UnacceptableDomainLiteral at the `[` (as the verifier answers a non-global literal);
  * - a non-ASCII character in the local part, escaped or not: InvalidCharacterInSequence at that character;

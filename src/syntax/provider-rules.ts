@@ -1,5 +1,5 @@
 /**
- * Provider sign-up rules (IspSpecificSyntaxFailure, decisions.md §3): the local parts that well-known free providers
+ * Provider sign-up rules (IspSpecificSyntaxFailure, docs/syntax.md#provider-rules): the local parts that well-known free providers
  * can ever have issued. Applied after the RFC checks, to plain (unquoted) local parts; a quoted local part fails at
  * its opening quote. The username is the local part up to the provider's sub-address separator. The failure index is
  * the first offending character, or the `@` for a length rule.
