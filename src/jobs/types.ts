@@ -1,0 +1,136 @@
+/**
+ * Jobs: lists of addresses verified in the background, kept in a store, read page by page. This layer knows nothing
+ * of HTTP; the server (src/server/) translates requests into these calls and their answers into the REST interface.
+ * A store keeps the data (SQLite by default, `sqlite-store.ts`); a JobRunner runs the jobs on one shared verifier.
+ */
+import type { Deduplication } from '../engine/dedupe.js';
+import type { Entry } from '../engine/entry.js';
+import type { StatusCode } from '../status/catalogue.js';
+
+export type JobStatus = 'InProgress' | 'Completed' | 'Deleted' | 'Expired';
+
+/** The interface a job was submitted through: its entries and overview are written in that version's shapes. */
+export type JobInterface = 'v2' | 'v1.4';
+
+export interface CallbackSettings {
+  /** Absolute http(s) URL. */
+  readonly url: string;
+  readonly version: '1.0' | '1.1';
+  readonly skipServerCertificateValidation: boolean;
+}
+
+/** One input of a job. */
+export interface JobInput {
+  readonly inputData: string;
+  readonly custom?: string;
+}
+
+/** What a submission fixes; the store adds the rest. */
+export interface NewJob {
+  /** A random UUID, lower case. */
+  readonly id: string;
+  /** The id of the user who submitted it. */
+  readonly owner: string;
+  /** The client's address (an IPv4-mapped IPv6 address in its IPv4 form). */
+  readonly clientIP: string;
+  readonly name?: string;
+  /** 'Standard', 'High' or 'Extreme'. */
+  readonly quality: string;
+  readonly deduplication: Deduplication;
+  /** 0–255; absent: normal (127), and left out of the overview. */
+  readonly priority?: number;
+  /** The job's own retention in milliseconds; absent: the server's default applies. */
+  readonly retentionMs?: number;
+  readonly callback?: CallbackSettings;
+  readonly interface: JobInterface;
+  /** ISO 8601 UTC with milliseconds: the time the request was accepted (createdOn = submittedOn). */
+  readonly createdOn: string;
+}
+
+/** A job as the store keeps it. Deleted and expired jobs are tombstones: their entries are gone. */
+export interface JobRecord extends NewJob {
+  readonly status: JobStatus;
+  readonly noOfEntries: number;
+  /** Entries with a result. */
+  readonly noOfCompleted: number;
+  readonly completedOn?: string;
+  /** When it became Deleted or Expired. */
+  readonly endedOn?: string;
+  /** Creation order: ties of createdOn are listed in this order. */
+  readonly sequence: number;
+}
+
+/** Which entries a page holds: by status (include and exclude lists, both optional). */
+export interface EntryFilter {
+  readonly include?: readonly StatusCode[];
+  readonly exclude?: readonly StatusCode[];
+}
+
+/** A page of entries: `after` (exclusive) forwards, or `before` (exclusive) backwards; always in index order. */
+export interface EntryPageQuery extends EntryFilter {
+  readonly after?: number;
+  readonly before?: number;
+  readonly limit: number;
+}
+
+export interface Page<T> {
+  readonly data: T[];
+  /** More items past the last one in the direction of travel. */
+  readonly more: boolean;
+}
+
+export interface JobListQuery {
+  readonly owner: string;
+  /** Newest first (default) or oldest first. */
+  readonly sort: 'createdOn' | '-createdOn';
+  /** Inclusive bounds on createdOn, ISO 8601. */
+  readonly createdSince?: string;
+  readonly createdUntil?: string;
+  readonly include?: readonly JobStatus[];
+  readonly exclude?: readonly JobStatus[];
+  /** Keyset paging on `sequence`, exclusive, in the order of `sort`. */
+  readonly afterSequence?: number;
+  readonly beforeSequence?: number;
+  readonly limit: number;
+}
+
+/** An input still without a result, for the runner. */
+export interface PendingInput extends JobInput {
+  readonly index: number;
+}
+
+/**
+ * Where jobs live. Every method may be asynchronous (a PostgreSQL store will be); the SQLite store answers at once.
+ * Methods never see HTTP; ids are checked by the caller.
+ */
+export interface JobStore {
+  /** The job and all its inputs, in one transaction. */
+  createJob(job: NewJob, inputs: readonly JobInput[]): Promise<JobRecord>;
+  getJob(id: string): Promise<JobRecord | null>;
+  listJobs(query: JobListQuery): Promise<Page<JobRecord>>;
+  /** Entries with a result, in index order; `more` says whether the filter matches more past the page. */
+  entries(jobId: string, query: EntryPageQuery): Promise<Page<Entry>>;
+  /** The entry at `index`, or null when it has no result (or the job has no such index). */
+  entry(jobId: string, index: number): Promise<Entry | null>;
+  /** Inputs without a result, from `afterIndex` (exclusive), in index order. */
+  pendingInputs(jobId: string, afterIndex: number, limit: number): Promise<PendingInput[]>;
+  /**
+   * Stores results (entries carry their job index); an entry that already has a result keeps it, so a result that
+   * comes twice (after a restart) is stored once. Returns how many entries got their first result.
+   */
+  saveResults(jobId: string, entries: readonly Entry[]): Promise<number>;
+  /** Marks the job Completed at `completedOn` (every entry has its result). */
+  completeJob(jobId: string, completedOn: string): Promise<void>;
+  /** Jobs InProgress: run again after a restart. */
+  unfinishedJobs(): Promise<JobRecord[]>;
+  /** Drops the job's entries and keeps a tombstone with `status` from `endedOn`. */
+  endJob(jobId: string, status: 'Deleted' | 'Expired', endedOn: string): Promise<void>;
+  /** Completed jobs whose retention ended by `now` (their own, else `defaultRetentionMs`). */
+  expiredJobs(now: string, defaultRetentionMs: number): Promise<JobRecord[]>;
+  /** Removes tombstones ended before `before`; returns how many. */
+  purgeTombstones(before: string): Promise<number>;
+  /** Small settings kept with the data (the root user's id, the token signing secret). */
+  getSetting(key: string): Promise<string | null>;
+  setSetting(key: string, value: string): Promise<void>;
+  close(): Promise<void>;
+}
