@@ -43,6 +43,8 @@ export interface VerifyManyOptions {
   onProgress?: (progress: BatchProgress) => void;
   /** Addresses read ahead of the consumer (default 10,000): bounds memory, not speed. */
   readAhead?: number;
+  /** Passes over transient results for this batch, instead of the verifier's (its quality level's, or `passes`). */
+  passes?: number;
 }
 
 /** What the batch needs of its verifier: the stages, the pass settings, and the waits that close() cuts short. */
@@ -60,7 +62,15 @@ export interface BatchContext extends StageContext {
 const PROGRESS_INTERVAL_MS = 100;
 const DEFAULT_PRIORITY = 127;
 const DEFAULT_READ_AHEAD = 10_000;
-const BATCH_OPTION_NAMES: OptionNames = { deduplication: true, order: true, priority: true, signal: true, onProgress: true, readAhead: true };
+const BATCH_OPTION_NAMES: OptionNames = {
+  deduplication: true,
+  order: true,
+  priority: true,
+  signal: true,
+  onProgress: true,
+  readAhead: true,
+  passes: true,
+};
 
 /** An address in the window that needs the network stages. */
 interface Address {
@@ -86,7 +96,8 @@ interface DedupeGroup {
   readonly waiting: { index: number; inputData: string; custom: string | undefined; parsed: ParsedAddress | null }[];
 }
 
-type BatchOptions = Required<Omit<VerifyManyOptions, 'signal' | 'onProgress'>> & Pick<VerifyManyOptions, 'signal' | 'onProgress'>;
+type BatchOptions = Required<Omit<VerifyManyOptions, 'signal' | 'onProgress' | 'passes'>> &
+  Pick<VerifyManyOptions, 'signal' | 'onProgress' | 'passes'>;
 
 /** verifyMany's options, checked: a name that does not exist is an error, never ignored (decisions.md §12). */
 export function batchOptions(options: VerifyManyOptions | undefined): BatchOptions {
@@ -95,14 +106,15 @@ export function batchOptions(options: VerifyManyOptions | undefined): BatchOptio
   checkOptionNames(options, BATCH_OPTION_NAMES, 'verifyMany');
   const fail = (name: string, expected: string, value: unknown) =>
     new TypeError(`verifyMany: option ${name} must be ${expected}, got ${typeof value === 'function' ? 'a function' : JSON.stringify(value) ?? String(value)}`);
-  const { deduplication = 'Off', order = 'completion', priority = DEFAULT_PRIORITY, readAhead = DEFAULT_READ_AHEAD, signal, onProgress } = options;
+  const { deduplication = 'Off', order = 'completion', priority = DEFAULT_PRIORITY, readAhead = DEFAULT_READ_AHEAD, signal, onProgress, passes } = options;
   if (!DEDUPLICATION_MODES.includes(deduplication)) throw fail('deduplication', DEDUPLICATION_MODES.join(', '), deduplication);
   if (order !== 'completion' && order !== 'input') throw fail('order', "'completion' or 'input'", order);
   if (!Number.isInteger(priority) || priority < 0 || priority > 255) throw fail('priority', 'an integer from 0 to 255', priority);
   if (!Number.isInteger(readAhead) || readAhead < 1) throw fail('readAhead', 'a positive integer', readAhead);
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw fail('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') throw fail('onProgress', 'a function', onProgress);
-  return { deduplication, order, priority, readAhead, signal, onProgress };
+  if (passes !== undefined && !(Number.isInteger(passes) && passes >= 1)) throw fail('passes', 'a positive integer', passes);
+  return { deduplication, order, priority, readAhead, signal, onProgress, passes };
 }
 
 export class BatchRun {
@@ -382,7 +394,7 @@ export class BatchRun {
           address.passes++;
           address.status = outcome.status;
           address.hasMx = outcome.hasMx;
-          if (address.passes < this.context.passes && this.context.transient.has(outcome.status) && !this.context.closing()) {
+          if (address.passes < (this.options.passes ?? this.context.passes) && this.context.transient.has(outcome.status) && !this.context.closing()) {
             this.schedulePass(address);
           } else {
             this.finishAddress(address);

@@ -170,6 +170,24 @@ describe('passes per batch', () => {
     expect((await batch(['alice@grey-plan.com'], { passDelayMs: 10 })).map((e) => e.status)).toEqual(['MailboxTemporarilyUnavailable']);
     expect(lab.stats('grey').rcpts).toBe(2); // the recipient and the early probe, once
   });
+
+  it('a batch may have its own number of passes: two batches on one verifier, one retried, one not', async () => {
+    lab.reset();
+    const v = verifier({ passDelayMs: GREYLIST_MS + 150 });
+    try {
+      const [once, twice] = await Promise.all([
+        collect(v.verifyMany(['alice@grey-plan.com'])),
+        collect(v.verifyMany(['bob@grey-plan.com'], { passes: 2 })),
+      ]);
+      expect(once.map((e) => e.status)).toEqual(['MailboxTemporarilyUnavailable']);
+      expect(twice.map((e) => e.status)).toEqual(['Success']);
+    } finally {
+      await v.close();
+    }
+    await expect(v.verifyMany([], { passes: 0 })[Symbol.asyncIterator]().next()).rejects.toThrow(
+      'verifyMany: option passes must be a positive integer, got 0',
+    );
+  });
 });
 
 describe('abort, priority and progress', () => {
