@@ -19,6 +19,17 @@ import type { ParsedAddress } from '../syntax/types.js';
 /** A batch input: an address, or an address with the submitter's custom data (service-api.md, job entries). */
 export type BatchInput = string | { inputData: string; custom?: string };
 
+/**
+ * Marks an input answered before (a job resumed after a restart): it yields nothing, counts as completed, and takes
+ * part in duplicate marking as a first occurrence with the classification of the entry it carries. Internal to the
+ * package (the job runner); not part of the public input type.
+ */
+export const SETTLED = Symbol('settled');
+export interface SettledInput {
+  readonly inputData: string;
+  readonly [SETTLED]: Entry;
+}
+
 export interface BatchProgress {
   /** Addresses with their result. */
   completed: number;
@@ -122,7 +133,8 @@ export class BatchRun {
   /** Finished entries not yet taken: in completion order, or by index for input order. */
   private readonly ready: (Entry | undefined)[] = [];
   private readyHead = 0;
-  private readonly held = new Map<number, Entry>();
+  /** Entries by index for input order; null for a settled input, which has none. */
+  private readonly held = new Map<number, Entry | null>();
   private nextIndex = 0;
   private read = 0;
   private taken = 0;
@@ -262,8 +274,13 @@ export class BatchRun {
   private take(): Entry | undefined {
     let entry: Entry | undefined;
     if (this.options.order === 'input') {
-      entry = this.held.get(this.nextIndex);
-      if (entry === undefined) return undefined;
+      let held = this.held.get(this.nextIndex);
+      while (held === null) {
+        this.held.delete(this.nextIndex++);
+        held = this.held.get(this.nextIndex);
+      }
+      if (held === undefined) return undefined;
+      entry = held;
       this.held.delete(this.nextIndex++);
     } else {
       if (this.readyHead === this.ready.length) return undefined;
@@ -334,6 +351,7 @@ export class BatchRun {
   /** One input: the offline stages at once, then the network stages if they are needed. */
   private accept(item: BatchInput): void {
     const index = this.read;
+    if (typeof item === 'object' && item !== null && SETTLED in item) return this.settle(item as SettledInput, index);
     const { inputData, custom } = batchItem(item, index);
     this.read++;
     try {
@@ -342,6 +360,20 @@ export class BatchRun {
       // A bug of ours: the input still gets its one result (decisions.md §6).
       this.emit(makeEntry({ index, inputData, status: 'UnhandledException', classification: this.context.classify('UnhandledException'), custom }));
     }
+  }
+
+  /** An input answered before: a first occurrence for duplicate marking, counted as taken and completed. */
+  private settle(item: SettledInput, index: number): void {
+    this.read++;
+    this.taken++;
+    this.completed++;
+    if (this.options.order === 'input') this.held.set(index, null);
+    if (this.dedupe === null) return;
+    const parsed = parseWithPositions(item.inputData, this.context.syntax).result;
+    const key = deduplicationKey(item.inputData, parsed, this.options.deduplication as Exclude<Deduplication, 'Off'>);
+    if (this.dedupe.has(key)) return;
+    const entry = { ...item[SETTLED], index };
+    this.dedupe.set(key, { index, asciiDomain: parsed.ok ? parsed.asciiDomainPart : null, entry, hasMx: false, waiting: [] });
   }
 
   private start(index: number, inputData: string, custom: string | undefined): void {

@@ -203,7 +203,7 @@ function checkMailFrom(address: string): string {
 }
 
 /** The quality levels of decisions.md §10: passes over transient results and the anti-tarpit timeout. */
-const QUALITY_LEVELS: Record<Quality, { passes: number; timeoutMs: number }> = {
+export const QUALITY_LEVELS: Record<Quality, { passes: number; timeoutMs: number }> = {
   Standard: { passes: 1, timeoutMs: 5_000 },
   High: { passes: 3, timeoutMs: 50_000 },
   Extreme: { passes: 9, timeoutMs: 120_000 },

@@ -160,3 +160,31 @@ describe('createVerifier options', () => {
     expect(await v.verify('nope')).toMatchObject({ status: 'AtSignNotFound', classification: 'Typo' });
   });
 });
+
+describe('settled inputs (a job resumed after a restart)', () => {
+  it('yield nothing, count as completed, and stay first occurrences for duplicate marking', async () => {
+    const { SETTLED } = await import('../../src/engine/batch.js');
+    const answered: Entry = {
+      index: 0,
+      inputData: 'Jo@Example.org',
+      classification: 'Risky',
+      status: 'ServerIsCatchAll',
+      completedOn: '2026-01-01T00:00:00.000Z',
+    };
+    const progress: number[] = [];
+    const inputs = [
+      { inputData: 'Jo@Example.org', [SETTLED]: answered },
+      'jo@example.org',
+      'other@example.org',
+    ] as unknown as BatchInput[];
+    const entries = await collect(
+      offline().verifyMany(inputs, { deduplication: 'Safe', order: 'input', onProgress: (p) => progress.push(p.percentage ?? -1) }),
+    );
+    expect(entries.map((e) => [e.index, e.status, e.duplicateOf, e.classification])).toEqual([
+      [1, 'Duplicate', 0, 'Risky'],
+      [2, 'Success', undefined, 'Deliverable'],
+    ]);
+    expect(entries[0]).toMatchObject({ emailAddress: 'jo@example.org', isFreeEmailAddress: false });
+    expect(progress.at(-1)).toBe(100);
+  });
+});

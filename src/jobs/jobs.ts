@@ -1,0 +1,245 @@
+/**
+ * Jobs: submitted lists verified in the background on one shared verifier, their results written to a store as they
+ * finish. Every running job is one batch of the verifier's planner (`verifyMany`), so jobs share its connections,
+ * caches and caps, and a job's priority decides who gets a free connection first.
+ *
+ * Durability: results are written in batched transactions at least every `flushIntervalMs` (default 200 ms). After
+ * a crash, a job still InProgress is run again over its inputs without a result; the store keeps the first result of
+ * an entry, so every entry is answered exactly once.
+ */
+import type { Entry } from '../engine/entry.js';
+import { isoNow } from '../engine/entry.js';
+import { SETTLED, type SettledInput } from '../engine/batch.js';
+import { QUALITY_LEVELS, type Quality, type Verifier } from '../engine/verifier.js';
+import type { JobInput, JobRecord, JobStore, NewJob, PendingInput } from './types.js';
+
+export interface JobsOptions {
+  readonly store: JobStore;
+  /** The verifier every job runs on. The caller closes it, after `Jobs.close()`. */
+  readonly verifier: Verifier;
+  /** Results are written at least this often (default 200 ms)... */
+  readonly flushIntervalMs?: number;
+  /** ...or as soon as this many are waiting (default 1,000). */
+  readonly flushEntries?: number;
+  /** Inputs read from the store at once (default 2,000). */
+  readonly readChunk?: number;
+  /** Where a job that fails for a reason of ours is reported (default: console.error). */
+  readonly onError?: (error: unknown, jobId: string) => void;
+}
+
+export interface JobProgress {
+  /** 0–1. */
+  readonly percentage: number;
+  readonly estimatedTimeRemainingMs?: number;
+}
+
+export class Jobs {
+  private readonly runs = new Map<string, JobRun>();
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private closing = false;
+
+  private constructor(readonly options: JobsOptions) {}
+
+  /** Opens the jobs of `store`, and runs again every job a previous process left InProgress. */
+  static async open(options: JobsOptions): Promise<Jobs> {
+    const jobs = new Jobs(options);
+    for (const job of await options.store.unfinishedJobs()) jobs.start(job);
+    return jobs;
+  }
+
+  /** Stores the job with its inputs, then starts it. */
+  async submit(job: NewJob, inputs: readonly JobInput[]): Promise<JobRecord> {
+    if (this.closing) throw new Error('jobs: closed');
+    const record = await this.options.store.createJob(job, inputs);
+    this.start(record);
+    return record;
+  }
+
+  get(id: string): Promise<JobRecord | null> {
+    return this.options.store.getJob(id);
+  }
+
+  /** Progress of a running job; undefined when it is not running here. */
+  progress(id: string): JobProgress | undefined {
+    return this.runs.get(id)?.progress();
+  }
+
+  /** Resolves when the job is no longer running here, or after `ms`, whichever comes first. */
+  waitForEnd(id: string, ms: number): Promise<void> {
+    if (ms <= 0 || !this.runs.has(id)) return Promise.resolve();
+    return new Promise((resolve) => {
+      let waiters = this.waiters.get(id);
+      if (waiters === undefined) this.waiters.set(id, (waiters = new Set()));
+      const done = (): void => {
+        clearTimeout(timer);
+        waiters!.delete(done);
+        if (waiters!.size === 0 && this.waiters.get(id) === waiters) this.waiters.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+    });
+  }
+
+  /**
+   * Ends a job as Deleted (a running one is stopped first; results not yet written are dropped with the rest).
+   * Returns the tombstone, or null for an unknown id. A job already ended is returned as it is.
+   */
+  async delete(id: string): Promise<JobRecord | null> {
+    const run = this.runs.get(id);
+    if (run !== undefined) await run.stop();
+    const job = await this.options.store.getJob(id);
+    if (job === null || job.status === 'Deleted' || job.status === 'Expired') return job;
+    await this.options.store.endJob(id, 'Deleted', isoNow());
+    return this.options.store.getJob(id);
+  }
+
+  /**
+   * Stops every running job, writing the results it has: they go on from there at the next open. The store and the
+   * verifier stay open (their owner closes them).
+   */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all([...this.runs.values()].map((run) => run.stop()));
+  }
+
+  private start(job: JobRecord): void {
+    if (this.runs.has(job.id)) return;
+    const run = new JobRun(this, job);
+    this.runs.set(job.id, run);
+    void run.finished.then(() => {
+      this.runs.delete(job.id);
+      for (const wake of [...(this.waiters.get(job.id) ?? [])]) wake();
+    });
+  }
+
+  /** @internal */
+  report(error: unknown, jobId: string): void {
+    (this.options.onError ?? ((e: unknown, id: string) => console.error(`mailverify: job ${id} failed:`, e)))(error, jobId);
+  }
+}
+
+/** One job on the planner: reads its inputs from the store, writes its results back in batches. */
+class JobRun {
+  readonly finished: Promise<void>;
+  private readonly controller = new AbortController();
+  private stopping = false;
+  private buffer: Entry[] = [];
+  private writing: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private completed: number;
+  private estimatedTimeRemainingMs: number | undefined;
+  /** The job index of each input of the batch, by batch index (a resumed job skips the inputs it has answered). */
+  private readonly jobIndexes: number[] = [];
+
+  constructor(
+    private readonly jobs: Jobs,
+    private readonly job: JobRecord,
+  ) {
+    this.completed = job.noOfCompleted;
+    this.finished = this.run();
+  }
+
+  progress(): JobProgress {
+    const percentage = this.job.noOfEntries === 0 ? 1 : Math.min(1, this.completed / this.job.noOfEntries);
+    return this.estimatedTimeRemainingMs === undefined
+      ? { percentage }
+      : { percentage, estimatedTimeRemainingMs: this.estimatedTimeRemainingMs };
+  }
+
+  /** Stops the batch and waits until the results it had are written. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.controller.abort(new Error('job stopped'));
+    await this.finished;
+  }
+
+  private async run(): Promise<void> {
+    const { store, verifier } = this.jobs.options;
+    const { job } = this;
+    try {
+      const batch = verifier.verifyMany(this.inputs(), {
+        deduplication: job.deduplication,
+        priority: job.priority ?? 127,
+        passes: QUALITY_LEVELS[job.quality as Quality]?.passes ?? 1,
+        signal: this.controller.signal,
+        onProgress: (progress) => {
+          this.estimatedTimeRemainingMs = progress.estimatedTimeRemainingMs;
+        },
+      });
+      for await (const entry of batch) {
+        entry.index = this.jobIndexes[entry.index]!;
+        if (entry.duplicateOf !== undefined) entry.duplicateOf = this.jobIndexes[entry.duplicateOf]!;
+        this.buffer.push(entry);
+        this.completed++;
+        if (this.buffer.length >= (this.jobs.options.flushEntries ?? 1_000)) this.write();
+        else this.timer ??= setTimeout(() => this.write(), this.jobs.options.flushIntervalMs ?? 200);
+      }
+      this.write();
+      await this.writing;
+      const stored = await store.getJob(job.id);
+      if (stored !== null && stored.status === 'InProgress' && stored.noOfCompleted === stored.noOfEntries) {
+        await store.completeJob(job.id, isoNow());
+      } else if (stored !== null && stored.status === 'InProgress') {
+        throw new Error(`${stored.noOfEntries - stored.noOfCompleted} entries have no result after the batch ended`);
+      }
+    } catch (error) {
+      if (!this.stopping) this.jobs.report(error, job.id);
+      // Whatever finished before the stop is kept: the job goes on from there at the next start.
+      if (!this.stopping || this.buffer.length > 0) this.write();
+      await this.writing.catch((e: unknown) => this.jobs.report(e, job.id));
+    } finally {
+      if (this.timer !== null) clearTimeout(this.timer);
+      this.timer = null;
+    }
+  }
+
+  /** Writes the waiting results, one write after the other. */
+  private write(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.buffer.length === 0) return;
+    const entries = this.buffer;
+    this.buffer = [];
+    const { store } = this.jobs.options;
+    this.writing = this.writing.then(() => store.saveResults(this.job.id, entries).then(() => undefined));
+  }
+
+  /**
+   * The job's inputs without a result, in index order, read from the store a chunk at a time. A resumed job that
+   * marks duplicates also gets its answered inputs, as settled ones: a later copy of one is then still a Duplicate.
+   */
+  private async *inputs(): AsyncGenerator<PendingInput | SettledInput> {
+    const { store } = this.jobs.options;
+    const chunk = this.jobs.options.readChunk ?? 2_000;
+    const settled = this.job.noOfCompleted > 0 && this.job.deduplication !== 'Off' ? this.answered(chunk) : null;
+    let nextSettled = settled === null ? null : await settled.next();
+    let after = -1;
+    for (;;) {
+      const pending = await store.pendingInputs(this.job.id, after, chunk);
+      for (const input of pending) {
+        while (nextSettled !== null && !nextSettled.done && nextSettled.value.index < input.index) {
+          this.jobIndexes.push(nextSettled.value.index);
+          yield { inputData: nextSettled.value.inputData, [SETTLED]: nextSettled.value };
+          nextSettled = await settled!.next();
+        }
+        this.jobIndexes.push(input.index);
+        yield input;
+      }
+      if (pending.length < chunk) return;
+      after = pending[pending.length - 1]!.index;
+    }
+  }
+
+  /** The job's answered entries, in index order. */
+  private async *answered(chunk: number): AsyncGenerator<Entry> {
+    const { store } = this.jobs.options;
+    let after = -1;
+    for (;;) {
+      const page = await store.entries(this.job.id, { after, limit: chunk });
+      yield* page.data;
+      if (!page.more || page.data.length === 0) return;
+      after = page.data[page.data.length - 1]!.index;
+    }
+  }
+}
