@@ -1,6 +1,6 @@
 /**
  * mailverify: email address verification with the exact statuses of the verification service it reproduces.
- * Public surface (decisions.md §2): named exports only.
+ * Public surface: named exports only, each described in the README.
  */
 export { parseAddress } from './syntax/parse.js';
 export type { ParseResult, ParsedAddress, SyntaxFailure } from './syntax/types.js';

@@ -1,5 +1,5 @@
 /**
- * A cap on DNS queries in flight (decisions.md §12: caps are resources): a resolver that passes at most `max` queries
+ * A cap on DNS queries in flight (caps bound resources, not addresses): a resolver that passes at most `max` queries
  * at a time to the one it wraps, the others waiting their turn in arrival order. A query's own deadline starts when
  * it is sent, not while it waits.
  */

@@ -1,7 +1,7 @@
 /**
  * DNS lookups as the domain stage needs them: answers or error codes (never a thrown error), SERVFAIL and REFUSED
- * retried once (decisions.md §5), answers cached in a bounded LRU for the TTL of the answer (capped), negative answers
- * cached for a shorter time, and concurrent identical queries sharing one request.
+ * retried once, answers cached in a bounded LRU for the TTL of the answer (capped), negative answers cached for a
+ * shorter time, and concurrent identical queries sharing one request.
  */
 import { LRUCache } from 'lru-cache';
 import type { MxRecord, Resolver } from './resolver.js';
@@ -28,7 +28,7 @@ export interface DnsStats {
 
 /** Answers that are facts about the name (cached as negative answers); other failures are transient. */
 const NEGATIVE_CODES = new Set(['ENOTFOUND', 'ENODATA', 'ESERVFAIL', 'EREFUSED', 'EFORMERR', 'ENOTIMP']);
-/** Answers worth asking again once (decisions.md §5). */
+/** Answers worth asking again once: another try may reach a server that answers. */
 const RETRIED_CODES = new Set(['ESERVFAIL', 'EREFUSED']);
 
 type Cached = DnsAnswer<MxRecord[]> | DnsAnswer<string[]>;

@@ -1,5 +1,5 @@
 /**
- * The domain stage (decisions.md §5): which hosts receive mail for a domain, and at which usable addresses.
+ * The domain stage (docs/verification.md#dns): which hosts receive mail for a domain, and at which usable addresses.
  * MX records sorted by preference, each exchange resolved to A/AAAA; RFC 7505 null MX; the RFC 5321 §5.1 implicit
  * MX when there is no MX; exchanges that are IP literals, or that resolve only to non-global addresses, are never
  * used (unless the caller allows private addresses; IP literals never).
@@ -36,7 +36,7 @@ export type MailDomain =
 export const MAX_EXCHANGERS = 10;
 
 /**
- * Node's DNS error codes (the c-ares codes of `node:dns`) → the status of decisions.md §5. ENODATA (the name exists,
+ * Node's DNS error codes (the c-ares codes of `node:dns`) → the status of the domain stage. ENODATA (the name exists,
  * no record of that type) is an absence of records, not a failure: null.
  */
 const LOOKUP_FAILURES: Readonly<Record<string, DomainStatus | null>> = {

@@ -1,6 +1,7 @@
 /**
- * The top-level check of the pipeline (decisions.md §4 step 3): a domain whose top-level label is not in the public
- * suffix list, or is reserved for special use, cannot exist on the Internet; no DNS query is made for it.
+ * The top-level check of the pipeline (docs/verification.md#the-pipeline, step 3): a domain whose top-level label is
+ * not in the public suffix list, or is reserved for special use, cannot exist on the Internet; no DNS query is made for
+ * it.
  */
 import { parse } from 'tldts';
 

@@ -1,8 +1,8 @@
 /**
- * A batch (decisions.md §12): the input is read ahead into a bounded window; the offline stages run at once as each
- * address is read; the network stages run for every address of the window together, so that DNS answers are shared
- * and the SMTP stage finds every waiting recipient of an exchanger when it opens a session there (the prober groups
- * them). Transient results wait for their next pass on a timer of their own while the rest of the list goes on.
+ * A batch (docs/verification.md#batches): the input is read ahead into a bounded window; the offline stages run at once
+ * as each address is read; the network stages run for every address of the window together, so that DNS answers are
+ * shared and the SMTP stage finds every waiting recipient of an exchanger when it opens a session there (the prober
+ * groups them). Transient results wait for their next pass on a timer of their own while the rest of the list goes on.
  * Entries leave as they finish, or in input order when asked.
  */
 import { DEDUPLICATION_MODES, deduplicationKey, type Deduplication } from './dedupe.js';
@@ -16,7 +16,7 @@ import { parseWithPositions } from '../syntax/parse.js';
 import type { SyntaxPolicy } from '../syntax/policy.js';
 import type { ParsedAddress } from '../syntax/types.js';
 
-/** A batch input: an address, or an address with the submitter's custom data (service-api.md, job entries). */
+/** A batch input: an address, or an address with the submitter's custom data, returned in its entry. */
 export type BatchInput = string | { inputData: string; custom?: string };
 
 /**
@@ -42,7 +42,7 @@ export interface BatchProgress {
 }
 
 export interface VerifyManyOptions {
-  /** Duplicate marking (decisions.md §9); default 'Off'. */
+  /** Duplicate marking (Off, Safe or Relaxed: docs/verification.md#deduplication); default 'Off'. */
   deduplication?: Deduplication;
   /** 'completion' (default): entries leave as they finish; 'input': in input order (waiting for the oldest). */
   order?: 'completion' | 'input';
@@ -110,7 +110,7 @@ interface DedupeGroup {
 type BatchOptions = Required<Omit<VerifyManyOptions, 'signal' | 'onProgress' | 'passes'>> &
   Pick<VerifyManyOptions, 'signal' | 'onProgress' | 'passes'>;
 
-/** verifyMany's options, checked: a name that does not exist is an error, never ignored (decisions.md §12). */
+/** verifyMany's options, checked: a name that does not exist is an error, never ignored. */
 export function batchOptions(options: VerifyManyOptions | undefined): BatchOptions {
   if (options === undefined) options = {};
   if (typeof options !== 'object' || options === null) throw new TypeError('verifyMany: options must be an object');
@@ -357,7 +357,7 @@ export class BatchRun {
     try {
       this.start(index, inputData, custom);
     } catch {
-      // A bug of ours: the input still gets its one result (decisions.md §6).
+      // A bug of ours: the input still gets its one result.
       this.emit(makeEntry({ index, inputData, status: 'UnhandledException', classification: this.context.classify('UnhandledException'), custom }));
     }
   }
@@ -478,8 +478,8 @@ export class BatchRun {
   }
 
   /**
-   * A later occurrence (decisions.md §9): Duplicate, the first one's index and classification, its own parsed parts,
-   * flags and suggestions; no network work.
+   * A later occurrence (docs/verification.md#deduplication): Duplicate, the first one's index and classification, its
+   * own parsed parts, flags and suggestions; no network work.
    */
   private finishDuplicate(first: DedupeGroup, later: DedupeGroup['waiting'][number]): void {
     const { parsed } = later;
@@ -507,7 +507,7 @@ export class BatchRun {
     );
   }
 
-  /** Typo suggestions, never for an address literal or a domain known to have MX records (decisions.md §7). */
+  /** Typo suggestions, never for an address literal or a domain known to have MX records. */
   private suggestionsFor(parsed: ParsedAddress, hasMx: boolean): string[] | undefined {
     const { suggester } = this.context;
     if (suggester === null || hasMx || parsed.domainPart.charCodeAt(0) === 0x5b) return undefined;

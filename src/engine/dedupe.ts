@@ -1,5 +1,6 @@
 /**
- * Duplicate marking in batches (decisions.md §9): the key under which two inputs are the same address.
+ * Duplicate marking in batches (docs/verification.md#deduplication): the key under which two inputs are the same
+ * address.
  *
  * - Safe: the address without CFWS and needless quoting, the domain in lower-case ASCII, the local part compared
  *   case-insensitively for ASCII letters only.

@@ -1,9 +1,10 @@
 /**
- * The stages of decisions.md §4 after syntax, for one parsed address. The offline stages (2, 3, 5) run at once and
- * fill the flags; the network stages (6, 7, 8) are one pass, which a batch may run again for a transient result.
+ * The stages of the pipeline after syntax (docs/verification.md#the-pipeline), for one parsed address. The offline
+ * stages (2, 3, 4) run at once and fill the flags; the network stages (5, 6, 7) are one pass, which a batch may run
+ * again for a transient result.
  *
- * 2. domain-literal policy; 3. public top-level label; 5. disposable domain and relay-service lists; 6. DNS;
- * 7. mail-exchanger host lists; 8. SMTP. (1, syntax, comes before; 4, deduplication, belongs to the batch.)
+ * 2. domain-literal policy; 3. public top-level label; 4. disposable domain and relay-service lists; 5. DNS;
+ * 6. mail-exchanger host lists; 7. SMTP. (1, syntax, comes before; deduplication belongs to the batch.)
  */
 import type { DnsLookup } from '../dns/lookup.js';
 import { resolveMailDomain, type MailDomain, type MailExchanger } from '../domain/mail-domain.js';
@@ -27,7 +28,7 @@ export interface StageContext {
   readonly allowPrivateAddresses: boolean;
 }
 
-/** The flags of decisions.md §4, known before any network work (step 7 may still mark a disposable exchanger). */
+/** The flags, known before any network work (step 6 may still mark a disposable exchanger). */
 export interface Flags {
   isDisposableEmailAddress: boolean;
   isRoleAccount: boolean;
@@ -39,7 +40,7 @@ export type OfflineOutcome =
   | { readonly status: StatusCode; readonly syntaxFailureIndex?: number }
   | { readonly status: null; readonly probeAt: string | null };
 
-/** Steps 2, 3 and 5: fills `flags`, and decides a status or hands the address to the network stages. */
+/** Steps 2, 3 and 4: fills `flags`, and decides a status or hands the address to the network stages. */
 export function offlineStages(
   parsed: ParsedAddress,
   domainStart: number,
@@ -52,12 +53,12 @@ export function offlineStages(
   if (domain.charCodeAt(0) === 0x5b /* [ */) {
     flags.isFreeEmailAddress = false;
     flags.isDisposableEmailAddress = false;
-    // Step 2: a literal must be a global address unless the caller allows others; it skips steps 3 and 5-7.
+    // Step 2: a literal must be a global address unless the caller allows others; it skips steps 3 to 6.
     const address = literalIpAddress(domain);
     if (address === null || (classifyAddress(address) !== 'global' && !context.allowPrivateAddresses)) {
       return { status: 'UnacceptableDomainLiteral', syntaxFailureIndex: domainStart };
     }
-    // Step 8: probed at that address (decisions.md §4).
+    // Step 7: probed at that address.
     return context.checks === 'smtp' && context.prober !== null ? { status: null, probeAt: address } : { status: 'Success' };
   }
   const disposable = lists.isDisposableDomain(domain);
@@ -66,7 +67,7 @@ export function offlineStages(
   flags.isDisposableEmailAddress = disposable || relay;
   // Step 3: no DNS query for a name that cannot exist.
   if (!hasPublicTopLevel(domain)) return { status: 'DomainDoesNotExist' };
-  // Step 5: disposable domains, then relay services.
+  // Step 4: disposable domains, then relay services.
   if (disposable) return { status: 'DomainIsWellKnownDea' };
   if (relay) return { status: 'MailboxIsDea' };
   if (context.checks === 'syntax') return { status: 'Success' };
@@ -89,7 +90,7 @@ export async function networkStages(
   const domain = parsed.asciiDomainPart;
   if (probeAt !== null) return { status: await probe(parsed, [{ host: '', priority: 0, addresses: [probeAt] }], context, owner), hasMx: false };
 
-  // Step 6: DNS.
+  // Step 5: DNS.
   let resolution = context.resolving.get(domain);
   if (resolution === undefined) {
     resolution = resolveMailDomain(context.dns, domain, { allowPrivateAddresses: context.allowPrivateAddresses });
@@ -100,7 +101,7 @@ export async function networkStages(
   const mailDomain = await resolution;
   if (mailDomain.status !== null) return { status: mailDomain.status, hasMx: mailDomain.hasMx };
 
-  // Step 7: what the mail exchangers' host names tell.
+  // Step 6: what the mail exchangers' host names tell.
   for (const exchanger of mailDomain.exchangers) {
     const category = context.lists.mailExchangerCategory(exchanger.host);
     if (category === 'disposable') {
@@ -110,7 +111,7 @@ export async function networkStages(
     if (category === 'parked') return { status: 'MailExchangerIsParked', hasMx: mailDomain.hasMx };
     if (category === 'honeypot') return { status: 'MailExchangerIsHoneypot', hasMx: mailDomain.hasMx };
   }
-  // Step 8: SMTP.
+  // Step 7: SMTP.
   if (context.checks !== 'smtp' || context.prober === null) return { status: 'Success', hasMx: mailDomain.hasMx };
   return { status: await probe(parsed, mailDomain.exchangers, context, owner), hasMx: mailDomain.hasMx };
 }

@@ -1,7 +1,7 @@
 /**
- * The lists of decisions.md §7 behind steps 5 and 7 of the pipeline and the isFreeEmailAddress / isRoleAccount
- * flags. The built-in data is built once per process, on the first createLists call, and shared; a list that options
- * change is copied first, so one verifier's options never leak into another's.
+ * The lists (docs/lists.md) behind steps 4 and 6 of the pipeline (docs/verification.md#the-pipeline) and the
+ * isFreeEmailAddress / isRoleAccount flags. The built-in data is built once per process, on the first createLists call,
+ * and shared; a list that options change is copied first, so one verifier's options never leak into another's.
  */
 import { namesOf, type Sourced } from './data/sourced.js';
 import { DISPOSABLE_MAIL_EXCHANGERS, HONEYPOT_MAIL_EXCHANGERS, PARKED_MAIL_EXCHANGERS } from './data/mail-exchangers.js';

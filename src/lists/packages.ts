@@ -1,6 +1,6 @@
 /**
- * The two lists that come from maintained npm data packages (decisions.md §7; docs/lists.md compares the candidates
- * and says how to update them).
+ * The two lists that come from maintained npm data packages (docs/lists.md compares the candidates and says how to
+ * update them).
  *
  * - Disposable domains: `disposable-email-domains-js`, the npm build of the disposable-email-domains/disposable-email-domains
  *   blocklist (CC0). Its CommonJS entry reads its JSON with `require` on the first call, so nothing is parsed until

@@ -1,7 +1,7 @@
 /**
  * Classification of IP addresses by the IANA special-purpose address registries (RFC 6890 and its updates): which
- * addresses are global, i.e. may be resolved to or connected to by default (decisions.md §11). Used for DNS answers,
- * mail exchangers and domain literals alike.
+ * addresses are global, i.e. may be resolved to or connected to by default (docs/verification.md#safety-defaults). Used
+ * for DNS answers, mail exchangers and domain literals alike.
  */
 import { isIPv4, isIPv6 } from 'node:net';
 

@@ -1,6 +1,6 @@
 /**
- * The IP address an address literal names (RFC 5321 §4.1.3), in the canonical text form that `node:net` connects to
- * and `classifyAddress` reads: the literal's own spelling may have IPv4 parts with leading zeros (decisions.md §3),
+ * The IP address an address literal names (RFC 5321 §4.1.3), in the canonical text form that `node:net` connects to and
+ * `classifyAddress` reads: the literal's own spelling may have IPv4 parts with leading zeros (README, "Syntax policy"),
  * which Node reads as no address at all, or an IPv4-mapped IPv6 address standing for an IPv4 one.
  */
 

@@ -1,8 +1,8 @@
 /**
- * `classifySmtpReply`: the status a negative SMTP reply stands for (decisions.md §2 and §6), or null for a positive one.
+ * `classifySmtpReply`: the status a negative SMTP reply stands for, or null for a positive one.
  *
- * The decision is an ordered list of rules, each citing decisions.md §6 ("Finer rules for classifySmtpReply"); the
- * wording the rules look for is data, in reply-patterns.ts. Code and enhanced code decide first, text second (§6).
+ * The decision is an ordered list of rules, numbered as in docs/verification.md#reading-smtp-replies; the wording the
+ * rules look for is data, in reply-patterns.ts. Code and enhanced code decide first, text second.
  * `explainSmtpReply` returns the same status with the rule, the pattern and the enhanced code behind it.
  */
 
@@ -57,7 +57,7 @@ export interface SmtpReplyExplanation {
  */
 export const MAX_REPLY_TEXT = 64 * 1024;
 
-/** Positive completion per phase (decisions.md §6): greeting 220, EHLO/HELO 250, MAIL 250, RCPT 250/251/252. */
+/** Positive completion per phase: greeting 220, EHLO/HELO 250, MAIL 250, RCPT 250/251/252. */
 const POSITIVE: Readonly<Record<SmtpReplyPhase, readonly number[]>> = {
   greeting: [220],
   ehlo: [250],
@@ -65,8 +65,8 @@ const POSITIVE: Readonly<Record<SmtpReplyPhase, readonly number[]>> = {
   rcpt: [250, 251, 252],
 };
 
-/** Wording kinds that apply per phase: quota, too many recipients and user unknown at RCPT only (§6); SMTPUTF8 and
- * sender at MAIL or RCPT (§6 table: "at MAIL or RCPT"); reputation everywhere. */
+/** Wording kinds that apply per phase: quota, too many recipients and user unknown at RCPT only; SMTPUTF8 and sender
+ * at MAIL or RCPT; reputation everywhere. */
 const KINDS_BY_PHASE: Readonly<Record<SmtpReplyPhase, ReadonlySet<ReplyPatternKind>>> = {
   greeting: new Set(['reputation']),
   ehlo: new Set(['reputation']),
@@ -84,7 +84,7 @@ const PERMANENT_BY_KIND: Readonly<Record<ReplyPatternKind, StatusCode>> = {
   userUnknown: 'MailboxDoesNotExist',
 };
 
-/** Status of each wording kind on a 4xx reply at RCPT: always one of the closed 4xx set (§6). */
+/** Status of each wording kind on a 4xx reply at RCPT: a status a 4xx may give, never a permanent one. */
 const TRANSIENT_BY_KIND: Readonly<Record<ReplyPatternKind, StatusCode>> = {
   reputation: 'MailboxTemporarilyUnavailable',
   smtputf8: 'MailboxTemporarilyUnavailable',
@@ -95,10 +95,10 @@ const TRANSIENT_BY_KIND: Readonly<Record<ReplyPatternKind, StatusCode>> = {
 };
 
 /** 5.1.7 (bad sender syntax), 5.1.8 (bad sender domain), 5.7.23 (SPF), 5.7.24 (SPF error), 5.7.26 (DMARC, multiple
- * authentication checks), 5.7.27 (sender domain has a null MX, RFC 7505): LocalSenderAddressRejected (§6). */
+ * authentication checks), 5.7.27 (sender domain has a null MX, RFC 7505): LocalSenderAddressRejected. */
 const SENDER_CODES: ReadonlySet<string> = new Set(['5.1.7', '5.1.8', '5.7.23', '5.7.24', '5.7.26', '5.7.27']);
 
-/** Generic "no such user" codes (§6). They lose to wording; at RCPT they name the default rule, nothing more. */
+/** Generic "no such user" codes. They lose to wording; at RCPT they name the default rule, nothing more. */
 const USER_UNKNOWN_CODES: ReadonlySet<string> = new Set([
   '5.0.0',
   '5.1.0',
@@ -134,34 +134,34 @@ function explain(phase: SmtpReplyPhase, code: number, rawText: string): SmtpRepl
     patternId: string | null = null,
   ): SmtpReplyExplanation => ({ status, rule, kind, patternId, enhancedCode });
 
-  // §6: "a code that is not a valid three-digit reply code, or a reply that cannot be parsed → SmtpDialogError".
+  // 1. A code that is not a valid reply code, or a reply that cannot be parsed → SmtpDialogError.
   // RFC 5321 §4.2 (isReplyCode, the rule reply.ts parses with; parse failures arrive as code 0).
   if (!isReplyCode(code)) return result('SmtpDialogError', 'malformed');
-  // §6: positive only for greeting 220, EHLO/HELO 250, MAIL 250, RCPT 250/251/252; any other 2xx/3xx is a dialog error.
+  // 2. Positive only for greeting 220, EHLO/HELO 250, MAIL 250, RCPT 250/251/252; any other 2xx/3xx is a dialog error.
   if (POSITIVE[phase].includes(code)) return result(null, 'positive');
   if (code < 400) return result('SmtpDialogError', 'unexpected-positive');
-  // §6: "421 is always ServerTemporaryUnavailable, whatever its text" (RFC 5321 §3.8: the server is closing the channel);
+  // 3. 421 is always ServerTemporaryUnavailable, whatever its text (RFC 5321 §3.8: the server is closing the channel);
   // so before the enhanced codes too: 421 4.2.2 or 421 4.5.3 is still the server going away.
   if (code === 421) return result('ServerTemporaryUnavailable', 'closing-421');
 
   const text = rawText.length > MAX_REPLY_TEXT ? rawText.slice(0, MAX_REPLY_TEXT) : rawText;
-  // §6: the first class.subject.detail at the start of the text or of a line; another class than the code's is ignored
+  // 4. The first class.subject.detail at the start of the text or of a line; another class than the code's is ignored
   // (RFC 3463 §2, RFC 2034 §3). enhancedCodeOf implements exactly that.
   const enhanced = enhancedCodeOf(code, text);
   const [, subject, detail] = enhanced === null ? [] : enhanced.split('.').map(Number);
   const atMailOrRcpt = phase === 'mail' || phase === 'rcpt';
 
-  // §6: specific enhanced codes decide before any wording.
+  // Specific enhanced codes decide before any wording.
   if (enhanced !== null) {
-    // RFC 6531 X.6.7 (IANA registration): non-ASCII address refused; a MAIL or RCPT answer (§6 table).
+    // RFC 6531 X.6.7 (IANA registration): non-ASCII address refused; a MAIL or RCPT answer.
     if (enhanced === '5.6.7' && atMailOrRcpt) {
       return result('ServerDoesNotSupportInternationalMailboxes', 'enhanced-5.6.7', enhanced);
     }
-    // RFC 3463 X.2.2 mailbox full; a quota rule, so RCPT only (§6: "Quota ... rules apply at RCPT only").
+    // RFC 3463 X.2.2 mailbox full; a quota rule, so RCPT only, as the quota wording.
     if (subject === 2 && detail === 2 && phase === 'rcpt') {
       return result('MailboxHasInsufficientStorage', 'enhanced-x.2.2', enhanced);
     }
-    // RFC 3463 X.5.3 too many recipients (RFC 5321 §4.5.3.1.10); §6 says "at RCPT".
+    // RFC 3463 X.5.3 too many recipients (RFC 5321 §4.5.3.1.10); at RCPT only.
     if (subject === 5 && detail === 3 && phase === 'rcpt') {
       return result('ServerDoesNotAllowMultipleRecipients', 'enhanced-x.5.3', enhanced);
     }
@@ -177,48 +177,48 @@ function explain(phase: SmtpReplyPhase, code: number, rawText: string): SmtpRepl
   }
 
   if (code < 500) {
-    // §6: "any other 4xx outside RCPT is ServerTemporaryUnavailable".
+    // 5. Any other 4xx outside RCPT is ServerTemporaryUnavailable.
     if (phase !== 'rcpt') return result('ServerTemporaryUnavailable', 'transient-outside-rcpt', enhanced);
-    // §6: "any 4.3.x or 4.4.x at RCPT → ServerTemporaryUnavailable" (system / network trouble, RFC 3463 §3.4-3.5);
-    // a code, so it comes before wording ("decides by reply code and enhanced code first, text second"). Covers 452 4.3.1.
+    // Any 4.3.x or 4.4.x at RCPT → ServerTemporaryUnavailable (system / network trouble, RFC 3463 §3.4-3.5);
+    // a code, so it comes before wording (codes decide first, text second). Covers 452 4.3.1.
     if (subject === 3 || subject === 4) return result('ServerTemporaryUnavailable', 'transient-4.3-4.4', enhanced);
-    // §6: a 4xx at RCPT stays in the closed set; reputation or sender wording → MailboxTemporarilyUnavailable, quota
+    // A 4xx at RCPT never gives a permanent status: reputation or sender wording → MailboxTemporarilyUnavailable, quota
     // wording → MailboxHasInsufficientStorage, too-many-recipients wording → ServerDoesNotAllowMultipleRecipients.
     const match = firstWording(phase, text);
     if (match !== null) {
       return result(TRANSIENT_BY_KIND[match.kind], 'transient-wording', enhanced, match.kind, match.id);
     }
-    // §6 table: greylisting, 4.2.1 rate, other 4xx on RCPT → MailboxTemporarilyUnavailable.
+    // Greylisting, 4.2.1 rate, other 4xx on RCPT → MailboxTemporarilyUnavailable.
     return result('MailboxTemporarilyUnavailable', 'transient-default', enhanced);
   }
 
-  // §6: "500, 502, 503 and 5.5.1 → SmtpDialogError": the command was not understood or came out of sequence (RFC 5321
-  // §4.2.2), so the text says nothing of us or of the mailbox. A code rule: before wording (our choice, §6 is silent).
+  // 6. 500, 502, 503 and 5.5.1 → SmtpDialogError: the command was not understood or came out of sequence (RFC 5321
+  // §4.2.2), so the text says nothing of us or of the mailbox. A code rule, so before wording.
   if (code === 500 || code === 502 || code === 503 || enhanced === '5.5.1') {
     return result('SmtpDialogError', 'protocol-error', enhanced);
   }
-  // §6 wording order: reputation → SMTPUTF8 → sender → quota → too many recipients → user unknown, each kind only in
+  // 7. Wording order: reputation → SMTPUTF8 → sender → quota → too many recipients → user unknown, each kind only in
   // the phases where it applies. Generic user-unknown codes (5.1.1 ...) lose to wording: they are only read below.
   const match = firstWording(phase, text);
   if (match !== null) return result(PERMANENT_BY_KIND[match.kind], 'wording', enhanced, match.kind, match.id);
-  // §6: "A bare 5.7.x with no recognised wording → LocalEndPointRejected" (RFC 3463 X.7: security or policy status).
-  // In every phase, so before the phase defaults below (MAIL's included: §6 does not say which of the two wins).
+  // 8. A bare 5.7.x with no recognised wording → LocalEndPointRejected (RFC 3463 X.7: security or policy status).
+  // In every phase, so before the phase defaults below (MAIL's included).
   if (subject === 7) return result('LocalEndPointRejected', 'bare-5.7', enhanced);
 
   switch (phase) {
     case 'greeting':
-      // §6: greeting 5xx → LocalEndPointRejected (RFC 5321 §3.1: 554 instead of 220 = no service for this client).
+      // 9. Greeting 5xx → LocalEndPointRejected (RFC 5321 §3.1: 554 instead of 220 = no service for this client).
       return result('LocalEndPointRejected', 'greeting-default', enhanced);
     case 'ehlo':
-      // §6: other EHLO 5xx → SmtpDialogError; the engine then tries HELO (RFC 5321 §4.1.4).
+      // Other EHLO 5xx → SmtpDialogError; the engine then tries HELO (RFC 5321 §4.1.4).
       return result('SmtpDialogError', 'ehlo-default', enhanced);
     case 'mail':
-      // §6: MAIL 5xx → LocalSenderAddressRejected "unless reputation wording or 5.5.x says otherwise": a 5.5.x (RFC 3463
-      // §3.6, protocol status) means our command, not our sender, was refused.
+      // MAIL 5xx → LocalSenderAddressRejected, unless reputation wording (above) or a 5.5.x says otherwise: a 5.5.x
+      // (RFC 3463 §3.6, protocol status) means our command, not our sender, was refused.
       if (subject === 5) return result('SmtpDialogError', 'mail-5.5', enhanced);
       return result('LocalSenderAddressRejected', 'mail-default', enhanced);
     case 'rcpt':
-      // §6: at RCPT, a 5xx no more specific rule claims → MailboxDoesNotExist (550 5.5.0 "mailbox unavailable",
+      // At RCPT, a 5xx no more specific rule claims → MailboxDoesNotExist (550 5.5.0 "mailbox unavailable",
       // 554 "This user doesn't have an account", Exchange Online 550 5.4.1 "Recipient address rejected: Access denied").
       if (enhanced !== null && USER_UNKNOWN_CODES.has(enhanced)) {
         return result('MailboxDoesNotExist', 'rcpt-user-unknown-code', enhanced);
@@ -238,7 +238,6 @@ function firstWording(phase: SmtpReplyPhase, text: string): { kind: ReplyPattern
   return null;
 }
 
-/** RFC 5321 §4.2: three digits, the first 2-5, the second 0-5. */
 /** The code and text of whatever was passed; never throws (a getter that throws, a non-object, a non-string text). */
 function readReply(reply: unknown): { code: number; text: string } {
   try {

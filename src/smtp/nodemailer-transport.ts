@@ -1,7 +1,7 @@
 /**
  * The default SMTP transport (`SmtpTransport`), built on nodemailer's smtp-connection through its public API only.
  *
- * How nodemailer is driven (see research/feasibility.md §2):
+ * How nodemailer is driven:
  * - We open the TCP connection ourselves and hand it over with the `connection` option, so the 'connect' phase (and
  *   `localAddress`) is ours; nodemailer then reads the greeting, sends EHLO (HELO when EHLO is refused) and does
  *   STARTTLS when offered (`opportunisticTLS`).

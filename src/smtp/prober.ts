@@ -1,5 +1,5 @@
 /**
- * The SMTP stage (decisions.md §6, §12): mailbox and catch-all probing with RCPT TO, never DATA.
+ * The SMTP stage (docs/verification.md#smtp-probing): mailbox and catch-all probing with RCPT TO, never DATA.
  *
  * Work is grouped by mail exchanger address. Every recipient waits in the queue of the address it is routed to, with
  * the recipients of every other domain and batch that use the same exchanger; a session opened for that address
@@ -13,9 +13,9 @@
  * recipients of a void round, and those a dropped session left unanswered, are suspects: each is tried once more,
  * alone in a round of its own on a new connection, so that one recipient that upsets a server cannot take the others
  * down with it (a server may hold back the replies of a pipelined group and lose them all when it drops); a suspect
- * that fails again gets SmtpDialogError (decisions.md §6), and so do the rest once a few rounds in a row have failed
- * on that exchanger. A server that stops answering costs one timeout for everything it left unanswered. Exchanger
- * addresses are tried in preference order when a session cannot be opened (failover).
+ * that fails again gets SmtpDialogError, and so do the rest once a few rounds in a row have failed on that exchanger. A
+ * server that stops answering costs one timeout for everything it left unanswered. Exchanger addresses are tried in
+ * preference order when a session cannot be opened (failover).
  */
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -153,7 +153,7 @@ const PROBE_INCONCLUSIVE: ReadonlySet<StatusCode> = new Set<StatusCode>([
   'LocalSenderAddressRejected',
 ]);
 
-/** A suspect is tried once more before it gets SmtpDialogError (decisions.md §6). */
+/** A suspect is tried once more before it gets SmtpDialogError. */
 const FAULT_RETRIES = 1;
 /** Rounds in a row that fail on one exchanger before its remaining suspects get SmtpDialogError without a retry. */
 const FAILED_ROUNDS_LIMIT = 3;
@@ -435,7 +435,7 @@ export class SmtpProber {
     queue.priority = highestPriority(queue);
     for (const p of taken) {
       if (p.request.recipient.international && !smtputf8) {
-        // RFC 6531 §3.4: a non-ASCII mailbox needs SMTPUTF8; without it no RCPT is sent (decisions.md §6).
+        // RFC 6531 §3.4: a non-ASCII mailbox needs SMTPUTF8; without it no RCPT is sent.
         this.settle(p, 'ServerDoesNotSupportInternationalMailboxes');
         continue;
       }
@@ -525,7 +525,7 @@ export class SmtpProber {
     for (let i = 0; i < rcpts.length; i++) {
       const reply = rcpts[i]!;
       if (reply.code === 421) {
-        // RFC 5321 §3.8: the server closes the channel; the same answer for everyone behind (decisions.md §6).
+        // RFC 5321 §3.8: the server closes the channel; the same answer for everyone behind.
         if (tx.kind === 'probe') outcome.probes.push([tx.check, 'ServerTemporaryUnavailable']);
         else tx.recipients.slice(i).forEach((p) => outcome.finals.push([p, 'ServerTemporaryUnavailable']));
         return 'closing';
@@ -537,7 +537,7 @@ export class SmtpProber {
       const p = tx.recipients[i]!;
       const status = classifySmtpReply('rcpt', reply);
       if (status === null) outcome.accepted.push(p);
-      // Refused as one too many behind others: tried alone. Refused so when first, the answer stands (§6).
+      // Refused as one too many behind others: tried alone. Refused so when first, the answer stands.
       else if (status === 'ServerDoesNotAllowMultipleRecipients' && i > 0) outcome.alone.push(p);
       else outcome.finals.push([p, status]);
       if (status === 'MailboxTemporarilyUnavailable') outcome.greylisted.push(p);
@@ -591,7 +591,7 @@ export class SmtpProber {
     for (const p of outcome.greylisted) this.check(p.routes[p.routeIndex]!, p.request.domain);
   }
 
-  /** A suspect is tried again alone, once; then SmtpDialogError (decisions.md §6). */
+  /** A suspect is tried again alone, once; then SmtpDialogError. */
   private retrySuspect(p: Pending): void {
     if (p.settled) return;
     p.faults++;
@@ -651,7 +651,7 @@ export class SmtpProber {
   /**
    * The probe's outcome. 'retry' (a drop, a void round) and 'tooMany' (a 4.5.3, which a server may count
    * per connection) are tried once more, first thing on a new connection; a second time they give SmtpDialogError
-   * and ServerDoesNotAllowMultipleRecipients (decisions.md §6).
+   * and ServerDoesNotAllowMultipleRecipients (docs/verification.md#catch-all-detection).
    */
   private answerProbe(check: CatchAllCheck, outcome: ProbeOutcome, session: SmtpSession | null): void {
     if (outcome === 'retry' || outcome === 'tooMany') {
@@ -799,7 +799,7 @@ function takeByPriority(queue: RouteQueue, limit: number): Pending[] {
   return live.slice(0, limit);
 }
 
-/** The status of a failure to open a session (decisions.md §6). */
+/** The status of a failure to open a session (docs/verification.md#the-session). */
 function openFailure(error: unknown): OpenFailure {
   if (!(error instanceof SmtpTransportError)) return { failed: 'SmtpConnectionFailure', fromReply: false };
   switch (error.code) {

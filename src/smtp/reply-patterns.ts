@@ -2,13 +2,12 @@
  * The wording of negative SMTP replies, as data: which phrases say that the server refused *us* (reputation), cannot
  * take a non-ASCII address (SMTPUTF8), refused our *sender*, or says the mailbox is full, that there are too many
  * recipients, or that the mailbox does not exist. `classifySmtpReply` (classify.ts) tries the kinds in the order of
- * decisions.md §6 ("Wording order") and decides on the first kind that has a matching row.
+ * PATTERN_KIND_ORDER (docs/verification.md#reading-smtp-replies) and decides on the first kind that has a matching row.
  *
  * Every row names the public text it was taken from; test/smtp/reply-cases.ts holds those texts and a test checks that
  * each row matches at least one of them. Patterns are case-insensitive, compiled once, and linear: literal phrases, small
  * alternations, at most one `\S+` and fixed-length look-arounds, never a nested quantifier. Short keys: "R parser.rs" is
- * reacherhq/check-if-email-exists core/src/smtp/parser.rs, "SFM" is ActiveCampaign/smtp-field-manual data/codes/*.json,
- * "anchors" is shared/research/smtp-anchors.md.
+ * reacherhq/check-if-email-exists core/src/smtp/parser.rs, "SFM" is ActiveCampaign/smtp-field-manual data/codes/*.json.
  */
 
 export type ReplyPatternKind = 'reputation' | 'smtputf8' | 'sender' | 'quota' | 'tooManyRecipients' | 'userUnknown';
@@ -19,11 +18,14 @@ export interface ReplyPattern {
   readonly kind: ReplyPatternKind;
   /** Tested against the reply text (enhanced codes included); always case-insensitive, never global or sticky. */
   readonly pattern: RegExp;
-  /** Where the wording was seen: a URL, a repository path, or a section of smtp-anchors.md. */
+  /** Where the wording was seen: a URL, a repository path, or an RFC section. */
   readonly source: string;
 }
 
-/** decisions.md §6: reputation → SMTPUTF8 → sender → quota → too many recipients → user unknown. */
+/**
+ * Reputation first: a prober refused for its IP or name must never read "no such mailbox". Then SMTPUTF8 → sender →
+ * quota → too many recipients → user unknown.
+ */
 export const PATTERN_KIND_ORDER: readonly ReplyPatternKind[] = Object.freeze([
   'reputation',
   'smtputf8',
@@ -45,7 +47,7 @@ export const REPLY_PATTERNS: readonly ReplyPattern[] = Object.freeze([
   row('rep.spamcop', 'reputation', /spamcop/i,
     'Postfix 554 5.7.1 "blocked using bl.spamcop.net" (github.com/simple-login/app/issues/497)'),
   row('rep.dnsbl', 'reputation', /\bdnsbls?\b/i,
-    'Comcast "found on one or more DNSBLs" (R parser.rs); iCloud/Proofpoint "dnsbl-lookup" (anchors §1)'),
+    'Comcast "found on one or more DNSBLs" (R parser.rs)'),
   row('rep.rbl', 'reputation', /\brbl\b/i,
     'Trend Micro "blocked using Trend Micro RBL+" (zone-eu/zone-mta PR #177); Barracuda "is in an RBL" (R parser.rs)'),
   row('rep.blocklist', 'reputation', /\b(?:block|black) ?list/i,
@@ -117,7 +119,7 @@ export const REPLY_PATTERNS: readonly ReplyPattern[] = Object.freeze([
   row('quota.quota-violation', 'quota', /\bquota violation\b/i,
     'Comcast "recipient rejected - extended quota violation" (SFM 552.json)'),
   row('quota.out-of-storage', 'quota', /\bout of storage\b/i,
-    'Gmail "452-4.2.2 The recipient\'s inbox is out of storage space" (anchors §1; support.google.com/a/answer/3726730)'),
+    'Gmail "452-4.2.2 The recipient\'s inbox is out of storage space" (support.google.com/a/answer/3726730)'),
   row('quota.storage-allocation', 'quota', /\bexceeded storage allocation\b/i,
     'GMX "552 Requested mail action aborted: exceeded storage allocation" (SFM 552.json; RFC 5321 §4.2.3 552 text)'),
   row('quota.size-limit', 'quota', /\bmailbox size limit exceeded\b/i,

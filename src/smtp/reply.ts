@@ -92,8 +92,8 @@ function splitLines(raw: string): string[] {
 
 /**
  * The enhanced status code of a reply: the first `class.subject.detail` at the start of the text or of a line
- * (decisions.md §6), whose class (2, 4 or 5; RFC 3463 §3.1) equals the first digit of the reply code. Subject and
- * detail are 1-3 digits (RFC 3463 §2). It must be followed by a space or the end of the line.
+ * (docs/verification.md#reading-smtp-replies), whose class (2, 4 or 5; RFC 3463 §3.1) equals the first digit of the
+ * reply code. Subject and detail are 1-3 digits (RFC 3463 §2). It must be followed by a space or the end of the line.
  */
 export function enhancedCodeOf(code: number, text: string): string | null {
   const replyClass = Math.floor(code / 100);

@@ -1,5 +1,6 @@
 /**
- * Connection slots: a global cap and a per-exchanger-address cap on open SMTP connections (decisions.md §11).
+ * Connection slots: a global cap and a per-exchanger-address cap on open SMTP connections
+ * (docs/verification.md#safety-defaults).
  *
  * A slot is held from before the connection opens until it is closed. Waiters are served by priority (the higher
  * first, asked again each time a slot frees, since the work behind a waiter can change), then in arrival order; a

@@ -2,10 +2,10 @@
  * The status catalogue: every validation status of the service (2.x and legacy 1.4), the groups behind the legacy
  * boolean shorthands, and the default classification of each status.
  *
- * Names are exact (service-api.md, "Validation status codes" and "Legacy status codes"); a test compares this table
- * with that text. Groups follow the order of the legacy list, where the statuses are grouped syntax / DNS / SMTP /
- * mailbox / catch-all; timeout and network cut across them. Statuses that exist only in 2.x are placed by analogy,
- * noted per row. Classifications follow decisions.md section 8.
+ * Names are exact (the service's "Validation status codes" and "Legacy status codes"); a test compares this table
+ * with a copy of that text (test/fixtures/service-api.md). Groups follow the order of the legacy list, where the
+ * statuses are grouped syntax / DNS / SMTP / mailbox / catch-all; timeout and network cut across them. Statuses that
+ * exist only in 2.x are placed by analogy, noted per row. Classifications: docs/verification.md#classification.
  */
 
 export type StatusGroup = 'syntax' | 'dns' | 'smtp' | 'mailbox' | 'catchAll' | 'timeout' | 'network';
@@ -14,7 +14,7 @@ export type Classification = 'Deliverable' | 'Risky' | 'Undeliverable' | 'Unknow
 interface StatusRow {
   /** Groups behind the legacy shorthands (`isSyntaxFailure`, `isDnsFailure`, ...). */
   readonly groups: readonly StatusGroup[];
-  /** Default classification (decisions.md §8). Duplicate and OverrideMatch take theirs from elsewhere. */
+  /** Default classification. Duplicate and OverrideMatch take theirs from elsewhere. */
   readonly classification: Classification;
   /** Present in the 2.x catalogue. */
   readonly current: boolean;
@@ -29,7 +29,7 @@ const row = (
   legacy = true,
 ): StatusRow => ({ groups, classification, current, legacy });
 
-/** One row per status. `current`/`legacy` say which catalogue lists it (service-api.md). */
+/** One row per status. `current`/`legacy` say which of the service's catalogues lists it. */
 const TABLE = {
   Success: row([], 'Deliverable'),
   // Syntax (legacy list, second group).
@@ -135,8 +135,8 @@ export function isInGroup(status: StatusCode, group: StatusGroup): boolean {
 }
 
 /**
- * The default classification of a status (decisions.md §8). `Duplicate` and `OverrideMatch` have no classification of
- * their own (they take the duplicated entry's or the rule's); alone they give `Unknown`.
+ * The default classification of a status (docs/verification.md#classification). `Duplicate` and `OverrideMatch` have no
+ * classification of their own (they take the duplicated entry's or the rule's); alone they give `Unknown`.
  */
 export function classificationOf(status: StatusCode): Classification {
   return lookup(status).classification;

@@ -1,5 +1,5 @@
 /**
- * The data behind typo suggestions (decisions.md §7: data decisions are tables with a source per row).
+ * The data behind typo suggestions (docs/verification.md#lists-flags-and-suggestions): tables with a source per group.
  *
  * COMMON_DOMAINS: the ~200 most common mailbox domains, the only domains a suggestion can point to. Each has a rough
  * weight, the share of addresses it is expected to have in an international consumer list, in addresses per 100,000
@@ -26,7 +26,7 @@ export interface WeightedGroup {
 const MAILCHECK =
   'Kicksend/mailcheck (mailcheck.js) default domains list, https://github.com/mailcheck/mailcheck/blob/master/src/mailcheck.js';
 const EMAIL_PROVIDERS = 'derhuerst/email-providers common.json (v2.26.0, the devDependency; ordered by popularity)';
-const AFTERSHIP_FREE = 'AfterShip/email-verifier free domains (Kikobeats/free-email-domains), see research/smtp-anchors.md';
+const AFTERSHIP_FREE = 'AfterShip/email-verifier free domains (github.com/Kikobeats/free-email-domains)';
 
 export const COMMON_DOMAINS: readonly WeightedGroup[] = [
   {

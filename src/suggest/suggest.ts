@@ -1,7 +1,7 @@
 /**
- * Typo suggestions (decisions.md §7): whole alternative addresses for a domain that is one typing slip away from a
- * common mailbox domain (`gmial.com`, `yaho.com`, `outlok.com`), or has a mistyped suffix (`hotmail.con`, `gmail.co`,
- * `hotmail.co.ul`, `stripe.con`).
+ * Typo suggestions (docs/verification.md#lists-flags-and-suggestions): whole alternative addresses for a domain that is
+ * one typing slip away from a common mailbox domain (`gmial.com`, `yaho.com`, `outlok.com`), or has a mistyped suffix
+ * (`hotmail.con`, `gmail.co`, `hotmail.co.ul`, `stripe.con`).
  *
  * The engine asks only when the domain has no MX records in the same run (a typo domain that exists and takes mail,
  * such as a registered `hotmial.com`, is the user's to keep), so this module never does DNS: it is pure, offline and

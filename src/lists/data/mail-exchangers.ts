@@ -1,8 +1,8 @@
 /**
- * Mail exchanger host names by what they reveal about a domain (decisions.md §4 step 7). A host matches an entry
- * when it is the entry or a subdomain of it, so an entry is either one host (`smtp.yopmail.com`) or a whole
- * domain that only that service uses (`generator.email`). Never list a shared hosting or forwarding service: every
- * ordinary domain on it would inherit the status.
+ * Mail exchanger host names by what they reveal about a domain (docs/verification.md#the-pipeline, step 6). A host
+ * matches an entry when it is the entry or a subdomain of it, so an entry is either one host (`smtp.yopmail.com`) or a
+ * whole domain that only that service uses (`generator.email`). Never list a shared hosting or forwarding service:
+ * every ordinary domain on it would inherit the status.
  */
 import type { Sourced } from './sourced.js';
 

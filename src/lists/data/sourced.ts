@@ -1,4 +1,4 @@
-/** A group of list entries and where they come from (decisions.md §7: data decisions are tables with sources). */
+/** A group of list entries and where they come from: every entry of the in-repo tables has a source. */
 export interface Sourced {
   readonly names: readonly string[];
   /** Where the entries can be checked: an RFC section, the provider's own documentation, a dated observation. */
