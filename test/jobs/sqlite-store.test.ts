@@ -1,14 +1,14 @@
 // The SQLite job store on real database files in a temporary folder: every method of JobStore, reopening the file,
 // and a writer killed with SIGKILL in the middle of saving results.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import Database from 'libsql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ENTRY_FIELDS, type Entry } from '../../src/engine/entry.js';
-import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
+import { openSqliteStore, SqliteJobStore } from '../../src/jobs/sqlite-store.js';
 import type { JobInput, JobStore, NewJob } from '../../src/jobs/types.js';
 import type { StatusCode } from '../../src/status/catalogue.js';
 
@@ -372,6 +372,7 @@ describe('job life', () => {
     expect(await store.pendingInputs('job-a', -1, 100)).toEqual([]);
     await store.completeJob('job-a', '2025-03-02T00:00:01.000Z');
     await store.endJob('job-a', 'Expired', '2025-03-05T00:00:00.000Z');
+    expect(await store.saveResults('job-a', [entryFor(40, { inputData: 'user40@example.org' })])).toBe(0);
     expect(await store.getJob('job-a')).toEqual(tombstone);
     expect(await store.unfinishedJobs()).toEqual([]);
     await expect(store.endJob('job-a', 'Completed' as 'Deleted', '2025-03-05T00:00:00.000Z')).rejects.toThrow(RangeError);
@@ -446,6 +447,8 @@ describe('settings and the file', () => {
   it('opens in WAL mode at the current schema version, and refuses a database from a newer version', async () => {
     const path = freshPath();
     await (await openSqliteStore(path)).close();
+    // Readable by its owner only: the settings hold secrets.
+    if (process.platform !== 'win32') expect(statSync(path).mode & 0o777).toBe(0o600);
     const db = new Database(path);
     expect(db.pragma('journal_mode')).toEqual([{ journal_mode: 'wal' }]);
     expect(db.pragma('user_version')).toEqual([{ user_version: 1 }]);
@@ -457,7 +460,7 @@ describe('settings and the file', () => {
   it('finishes ending a job whose entries were left when the process stopped', async () => {
     const path = freshPath();
     const store = await openSqliteStore(path);
-    await createAnswered(store, 'job-a', 30);
+    await createAnswered(store, 'job-a', 30, (i) => i < 10);
     await createAnswered(store, 'job-b', 5);
     await store.close();
     // The state endJob leaves between its two steps: a tombstone that still has entries.
@@ -465,6 +468,11 @@ describe('settings and the file', () => {
     db.exec(`UPDATE jobs SET status = 'Deleted', ended_on = '2025-03-02T00:00:00.000Z' WHERE id = 'job-a'`);
     expect(db.prepare(`SELECT count(*) AS n FROM entries`).all()).toEqual([{ n: 35 }]);
     db.close();
+    // Opened without finishing the ending: the tombstone takes no results although its inputs are still there.
+    const unfinished = new SqliteJobStore(path);
+    expect(await unfinished.saveResults('job-a', [entryFor(20, { inputData: 'user20@example.org' })])).toBe(0);
+    expect(await unfinished.getJob('job-a')).toMatchObject({ status: 'Deleted', noOfCompleted: 10 });
+    await unfinished.close();
     await (await openSqliteStore(path)).close();
     const after = new Database(path);
     expect(after.prepare(`SELECT count(*) AS n FROM entries`).all()).toEqual([{ n: 5 }]);
@@ -478,7 +486,6 @@ describe('a writer killed with SIGKILL', () => {
   beforeAll(async () => {
     // The child process runs the store's own code, bundled; libsql stays a package, found through NODE_PATH.
     const entry = join(dir, 'child.ts');
-    const { writeFileSync } = await import('node:fs');
     writeFileSync(
       entry,
       `import { openSqliteStore } from ${JSON.stringify(resolve('src/jobs/sqlite-store.ts'))};
