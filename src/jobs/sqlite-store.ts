@@ -80,7 +80,9 @@ const MIGRATIONS: readonly string[] = [
 
   -- A rowid table rather than WITHOUT ROWID: rows with a result are a few hundred bytes, too large for the
   -- clustered b-tree of a WITHOUT ROWID table to pay off (https://sqlite.org/withoutrowid.html, section 4).
-  -- The primary key's index serves pages in index order and the scan for inputs without a result.
+  -- The primary key's index serves pages in index order and the scan for inputs without a result (no partial index
+  -- on those: it would slow every insert and every saved result, to speed up a scan that the runner, reading on from
+  -- where it was, makes once after a restart).
   CREATE TABLE entries (
     job        INTEGER NOT NULL REFERENCES jobs (sequence) ON DELETE CASCADE,
     idx        INTEGER NOT NULL,
@@ -111,6 +113,7 @@ const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 const TOMBSTONE_STATUSES: readonly JobStatus[] = ['Deleted', 'Expired'];
 const LIVE_STATUSES: readonly JobStatus[] = ['InProgress', 'Completed'];
+const JOB_STATUSES: readonly JobStatus[] = [...LIVE_STATUSES, ...TOMBSTONE_STATUSES];
 
 /**
  * An entry's result is stored as a JSON array of these fields, null where the entry has none (index and status are
@@ -163,9 +166,13 @@ export class SqliteJobStore implements JobStore {
   /** Opens (creating or migrating) the database; `openSqliteStore` also finishes interrupted job endings. */
   constructor(path: string, options: SqliteStoreOptions = {}) {
     const synchronous = options.synchronous ?? 'FULL';
-    if (synchronous !== 'FULL' && synchronous !== 'NORMAL') throw new TypeError(`synchronous: FULL or NORMAL, not ${String(synchronous)}`);
+    if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
+      throw new TypeError(`synchronous: FULL or NORMAL, not ${String(synchronous)}`);
+    }
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-    if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new TypeError('busyTimeoutMs: a non-negative integer');
+    if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+      throw new TypeError('busyTimeoutMs: a non-negative integer');
+    }
     // The settings hold secrets (the token signing key): a new database file is readable by its owner only, and
     // SQLite gives its WAL and shared-memory files the same permissions.
     if (path !== ':memory:' && !path.startsWith('file:')) closeSync(openSync(path, 'a', 0o600));
@@ -173,9 +180,12 @@ export class SqliteJobStore implements JobStore {
     try {
       this.#db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
       const [mode] = this.#db.pragma('journal_mode = WAL') as Row[];
-      if (mode?.['journal_mode'] !== 'wal' && path !== ':memory:') throw new Error(`${path}: WAL mode refused (${String(mode?.['journal_mode'])})`);
+      if (mode?.['journal_mode'] !== 'wal' && path !== ':memory:') {
+        throw new Error(`${path}: WAL mode refused (${String(mode?.['journal_mode'])})`);
+      }
+      this.#db.exec(`PRAGMA synchronous = ${synchronous}; PRAGMA foreign_keys = ON;`);
       // After a large transaction (a job of a million inputs), the WAL is cut back to 64 MiB once checkpointed.
-      this.#db.exec(`PRAGMA synchronous = ${synchronous}; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = ${64 * 1024 * 1024};`);
+      this.#db.exec(`PRAGMA journal_size_limit = ${64 * 1024 * 1024}`);
       this.#migrate();
     } catch (error) {
       this.#db.close();
@@ -240,10 +250,12 @@ export class SqliteJobStore implements JobStore {
     checkLimit(query.limit);
     if (query.createdSince !== undefined) checkIso('createdSince', query.createdSince);
     if (query.createdUntil !== undefined) checkIso('createdUntil', query.createdUntil);
-    if (query.afterSequence !== undefined && query.beforeSequence !== undefined) throw new RangeError('afterSequence and beforeSequence together');
+    if (query.afterSequence !== undefined && query.beforeSequence !== undefined) {
+      throw new RangeError('afterSequence and beforeSequence together');
+    }
     const conditions = ['owner = ?'];
     const parameters: unknown[] = [query.owner];
-    const statuses = selectedStatuses(query.include, query.exclude, [...LIVE_STATUSES, ...TOMBSTONE_STATUSES], LIVE_STATUSES);
+    const statuses = selectedStatuses(query.include, query.exclude, JOB_STATUSES, LIVE_STATUSES);
     if (statuses.length === 0) return { data: [], more: false };
     conditions.push(`status IN (${placeholders(statuses.length)})`);
     parameters.push(...statuses);
@@ -333,7 +345,10 @@ export class SqliteJobStore implements JobStore {
        WHERE job = (SELECT sequence FROM jobs WHERE id = ?) AND idx > ? AND result IS NULL ORDER BY idx LIMIT ?`,
     ).all([jobId, afterIndex, limit]) as Row[];
     return rows.map((row) => {
-      const input: { index: number; inputData: string; custom?: string } = { index: row['idx'] as number, inputData: row['input_data'] as string };
+      const input: { index: number; inputData: string; custom?: string } = {
+        index: row['idx'] as number,
+        inputData: row['input_data'] as string,
+      };
       if (row['custom'] !== null) input.custom = row['custom'] as string;
       return input;
     });
@@ -342,11 +357,14 @@ export class SqliteJobStore implements JobStore {
   async saveResults(jobId: string, entries: readonly Entry[]): Promise<number> {
     const job = this.#requireSequence(jobId);
     // A tombstone takes no results (a job ended while its last results were on their way).
-    if (this.#statement(`SELECT 1 FROM jobs WHERE sequence = ? AND status IN ('Deleted', 'Expired')`).get([job]) !== undefined) return 0;
+    const ended = this.#statement(`SELECT 1 FROM jobs WHERE sequence = ? AND status IN ('Deleted', 'Expired')`);
+    if (ended.get([job]) !== undefined) return 0;
     const save = this.#statement(
       'UPDATE entries SET status = ?, result = ? WHERE job = ? AND idx = ? AND result IS NULL AND input_data = ?',
     );
-    const saveWithInputData = this.#statement('UPDATE entries SET status = ?, result = ? WHERE job = ? AND idx = ? AND result IS NULL');
+    const saveWithInputData = this.#statement(
+      'UPDATE entries SET status = ?, result = ? WHERE job = ? AND idx = ? AND result IS NULL',
+    );
     const count = this.#statement('UPDATE jobs SET no_of_completed = no_of_completed + ? WHERE sequence = ?');
     return this.#write(() => {
       let saved = 0;
@@ -373,7 +391,8 @@ export class SqliteJobStore implements JobStore {
     // Only a job in progress completes: a job ended meanwhile stays a tombstone.
     this.#write(() =>
       this.#statement(
-        `UPDATE jobs SET status = 'Completed', completed_on = ?, completed_at_ms = ? WHERE sequence = ? AND status = 'InProgress'`,
+        `UPDATE jobs SET status = 'Completed', completed_on = ?, completed_at_ms = ?
+         WHERE sequence = ? AND status = 'InProgress'`,
       ).run([completedOn, Date.parse(completedOn), job]),
     );
   }
@@ -384,24 +403,25 @@ export class SqliteJobStore implements JobStore {
   }
 
   async endJob(jobId: string, status: 'Deleted' | 'Expired', endedOn: string): Promise<void> {
-    if (status !== 'Deleted' && status !== 'Expired') throw new RangeError(`a job ends Deleted or Expired, not ${String(status)}`);
+    if (status !== 'Deleted' && status !== 'Expired') {
+      throw new RangeError(`a job ends Deleted or Expired, not ${String(status)}`);
+    }
     checkIso('endedOn', endedOn);
     const job = this.#requireSequence(jobId);
     // The tombstone first (an ended job stays ended), then its entries; if the process stops in between, opening the
     // store finishes the deletion.
-    this.#write(() =>
-      this.#statement(`UPDATE jobs SET status = ?, ended_on = ? WHERE sequence = ? AND status IN ('InProgress', 'Completed')`).run([
-        status,
-        endedOn,
-        job,
-      ]),
+    const end = this.#statement(
+      `UPDATE jobs SET status = ?, ended_on = ? WHERE sequence = ? AND status IN ('InProgress', 'Completed')`,
     );
+    this.#write(() => end.run([status, endedOn, job]));
     await this.#deleteEntries(job);
   }
 
   async expiredJobs(now: string, defaultRetentionMs: number): Promise<JobRecord[]> {
     checkIso('now', now);
-    if (!Number.isSafeInteger(defaultRetentionMs) || defaultRetentionMs < 0) throw new RangeError('defaultRetentionMs: a non-negative integer');
+    if (!Number.isSafeInteger(defaultRetentionMs) || defaultRetentionMs < 0) {
+      throw new RangeError('defaultRetentionMs: a non-negative integer');
+    }
     const nowMs = Date.parse(now);
     const rows = this.#statement(
       `SELECT * FROM jobs WHERE status = 'Completed' AND completed_at_ms <= ?
@@ -423,9 +443,10 @@ export class SqliteJobStore implements JobStore {
   }
 
   async setSetting(key: string, value: string): Promise<void> {
-    this.#write(() =>
-      this.#statement('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run([key, value]),
+    const upsert = this.#statement(
+      'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
     );
+    this.#write(() => upsert.run([key, value]));
   }
 
   /** Checkpoints the WAL into the database file and closes the connection; closing again does nothing. */
@@ -443,7 +464,8 @@ export class SqliteJobStore implements JobStore {
   /** Deletes the entries left by job endings that the process did not finish (it stopped in between). */
   async finishEndedJobs(): Promise<void> {
     const jobs = this.#statement(
-      `SELECT sequence FROM jobs WHERE status IN ('Deleted', 'Expired') AND EXISTS (SELECT 1 FROM entries WHERE job = jobs.sequence)`,
+      `SELECT sequence FROM jobs
+       WHERE status IN ('Deleted', 'Expired') AND EXISTS (SELECT 1 FROM entries WHERE job = jobs.sequence)`,
     )
       .pluck()
       .all() as number[];
@@ -546,7 +568,9 @@ function toRecord(row: Row): JobRecord {
 /** The values of RESULT_LAYOUT for an entry. */
 function resultValues(entry: Entry): unknown[] {
   const values = new Array<unknown>(RESULT_LAYOUT.length);
-  for (let position = 0; position < RESULT_LAYOUT.length; position++) values[position] = entry[RESULT_LAYOUT[position]!] ?? null;
+  for (let position = 0; position < RESULT_LAYOUT.length; position++) {
+    values[position] = entry[RESULT_LAYOUT[position]!] ?? null;
+  }
   return values;
 }
 
@@ -586,7 +610,7 @@ function placeholders(count: number): string {
 
 function checkIso(name: string, value: string): void {
   if (typeof value !== 'string' || !ISO_UTC_MS.test(value) || Number.isNaN(Date.parse(value))) {
-    throw new RangeError(`${name}: an ISO 8601 UTC time with milliseconds (YYYY-MM-DDTHH:MM:SS.sssZ), not ${JSON.stringify(value)}`);
+    throw new RangeError(`${name}: an ISO 8601 UTC time with milliseconds (YYYY-MM-DDTHH:MM:SS.sssZ), not ${String(value)}`);
   }
 }
 
