@@ -1,0 +1,619 @@
+/**
+ * The job store on an embedded SQLite database (the `libsql` package: SQLite with better-sqlite3's synchronous API).
+ *
+ * - One connection per store, in WAL mode: readers never wait for the writer, and a committed transaction is in the
+ *   WAL before COMMIT returns, so killing the process (SIGKILL) loses nothing committed. `synchronous` is FULL by
+ *   default, which also keeps the last transactions through a power loss (the WAL is synced at every commit);
+ *   NORMAL (synced at checkpoints only) is an option.
+ * - Jobs are numbered by `sequence` (the rowid, AUTOINCREMENT: never reused, so a listing cursor never points at a
+ *   newer job). Entries are keyed by (job sequence, index): an integer key keeps the table and its indexes small.
+ * - An entry's input is stored at creation; its result (the entry as JSON, without the fields kept in columns) when
+ *   it is answered. The first result wins.
+ * - Schema versions are `PRAGMA user_version`; MIGRATIONS[n] brings version n to n + 1.
+ *
+ * Every method runs synchronously on the connection and answers with a settled promise; SQLite errors reject with
+ * SQLite's message.
+ */
+import { closeSync, openSync } from 'node:fs';
+import Database from 'libsql';
+import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
+import type { Deduplication } from '../engine/dedupe.js';
+import { STATUS_CODES } from '../status/catalogue.js';
+import type {
+  CallbackSettings,
+  EntryPageQuery,
+  JobInput,
+  JobInterface,
+  JobListQuery,
+  JobRecord,
+  JobStatus,
+  JobStore,
+  NewJob,
+  Page,
+  PendingInput,
+} from './types.js';
+
+export interface SqliteStoreOptions {
+  /**
+   * FULL (default): a commit survives a power loss. NORMAL: faster commits; a commit survives the process being
+   * killed, but a power loss may lose the transactions since the last checkpoint.
+   */
+  readonly synchronous?: 'FULL' | 'NORMAL';
+  /** How long a statement waits for a lock held by another connection (milliseconds; default 5000). */
+  readonly busyTimeoutMs?: number;
+}
+
+type Row = Record<string, unknown>;
+
+/**
+ * Schema migrations, in order: MIGRATIONS[n] takes the database from user_version n to n + 1. Add new versions at
+ * the end (ALTER TABLE ... ADD COLUMN and the like); never change a released one.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE jobs (
+    sequence        INTEGER PRIMARY KEY AUTOINCREMENT,
+    id              TEXT NOT NULL UNIQUE,
+    owner           TEXT NOT NULL,
+    client_ip       TEXT NOT NULL,
+    name            TEXT,
+    quality         TEXT NOT NULL,
+    deduplication   TEXT NOT NULL,
+    priority        INTEGER,
+    retention_ms    INTEGER,
+    callback        TEXT,
+    interface       TEXT NOT NULL,
+    created_on      TEXT NOT NULL,
+    status          TEXT NOT NULL,
+    no_of_entries   INTEGER NOT NULL,
+    no_of_completed INTEGER NOT NULL DEFAULT 0,
+    completed_on    TEXT,
+    completed_at_ms INTEGER,
+    ended_on        TEXT
+  );
+  -- A user's jobs, newest first (ties in creation order) forwards, oldest first backwards.
+  CREATE INDEX jobs_by_owner_newest ON jobs (owner, created_on DESC, sequence);
+  -- A user's jobs, oldest first forwards, newest first (ties in reverse creation order) backwards.
+  CREATE INDEX jobs_by_owner_oldest ON jobs (owner, created_on, sequence);
+  CREATE INDEX jobs_by_completion ON jobs (completed_at_ms) WHERE status = 'Completed';
+  CREATE INDEX jobs_by_end ON jobs (ended_on) WHERE ended_on IS NOT NULL;
+
+  -- A rowid table rather than WITHOUT ROWID: rows with a result are a few hundred bytes, too large for the
+  -- clustered b-tree of a WITHOUT ROWID table to pay off (https://sqlite.org/withoutrowid.html, section 4).
+  -- The primary key's index serves pages in index order and the scan for inputs without a result (no partial index
+  -- on those: it would slow every insert and every saved result, to speed up a scan that the runner, reading on from
+  -- where it was, makes once after a restart).
+  CREATE TABLE entries (
+    job        INTEGER NOT NULL REFERENCES jobs (sequence) ON DELETE CASCADE,
+    idx        INTEGER NOT NULL,
+    input_data TEXT NOT NULL,
+    custom     TEXT,
+    status     TEXT,
+    result     TEXT,
+    PRIMARY KEY (job, idx)
+  );
+  -- Answered entries by status, in index order (filtered pages). Partial: inputs without a result cost nothing.
+  CREATE INDEX entries_by_status ON entries (job, status, idx) WHERE status IS NOT NULL;
+
+  CREATE TABLE settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
+];
+
+/** Inputs inserted per statement when a job is created. */
+const INSERT_ROWS = 100;
+
+/** Entries deleted per transaction when a job ends: keeps each pause of the event loop short. */
+const DELETE_BATCH = 20_000;
+
+/** The timestamps the store compares as text: ISO 8601 UTC with milliseconds, as Date.prototype.toISOString writes. */
+const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+const TOMBSTONE_STATUSES: readonly JobStatus[] = ['Deleted', 'Expired'];
+const LIVE_STATUSES: readonly JobStatus[] = ['InProgress', 'Completed'];
+const JOB_STATUSES: readonly JobStatus[] = [...LIVE_STATUSES, ...TOMBSTONE_STATUSES];
+
+/**
+ * An entry's result is stored as a JSON array of these fields, null where the entry has none (index and status are
+ * columns). Half the size of a JSON object. This is a storage format: a field the entry gains is added at the end,
+ * and older rows, shorter, simply lack it. inputData is null when it is the input's own (the usual case).
+ */
+const RESULT_LAYOUT = [
+  'inputData',
+  'classification',
+  'emailAddress',
+  'emailAddressLocalPart',
+  'emailAddressDomainPart',
+  'asciiEmailAddressDomainPart',
+  'hasInternationalMailboxName',
+  'hasInternationalDomainName',
+  'isDisposableEmailAddress',
+  'isRoleAccount',
+  'isFreeEmailAddress',
+  'syntaxFailureIndex',
+  'suggestions',
+  'custom',
+  'duplicateOf',
+  'completedOn',
+] as const satisfies readonly Exclude<keyof Entry, 'index' | 'status'>[];
+
+/** For each field of ENTRY_FIELDS from the fifth on (the first four are always present), its place in the layout. */
+const LAYOUT_POSITIONS = ENTRY_FIELDS.slice(4).map((field) => {
+  const position = (RESULT_LAYOUT as readonly string[]).indexOf(field);
+  if (position < 0) throw new Error(`RESULT_LAYOUT lacks the entry field ${field}`);
+  return [field, position] as const;
+});
+const CLASSIFICATION = RESULT_LAYOUT.indexOf('classification');
+
+export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<JobStore> {
+  const store = new SqliteJobStore(path, options);
+  try {
+    await store.finishEndedJobs();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}
+
+export class SqliteJobStore implements JobStore {
+  readonly #db: Database.Database;
+  readonly #statements = new Map<string, Database.Statement>();
+  #closed = false;
+
+  /** Opens (creating or migrating) the database; `openSqliteStore` also finishes interrupted job endings. */
+  constructor(path: string, options: SqliteStoreOptions = {}) {
+    const synchronous = options.synchronous ?? 'FULL';
+    if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
+      throw new TypeError(`synchronous: FULL or NORMAL, not ${String(synchronous)}`);
+    }
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+      throw new TypeError('busyTimeoutMs: a non-negative integer');
+    }
+    // The settings hold secrets (the token signing key): a new database file is readable by its owner only, and
+    // SQLite gives its WAL and shared-memory files the same permissions.
+    if (path !== ':memory:' && !path.startsWith('file:')) closeSync(openSync(path, 'a', 0o600));
+    this.#db = new Database(path);
+    try {
+      this.#db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+      const [mode] = this.#db.pragma('journal_mode = WAL') as Row[];
+      if (mode?.['journal_mode'] !== 'wal' && path !== ':memory:') {
+        throw new Error(`${path}: WAL mode refused (${String(mode?.['journal_mode'])})`);
+      }
+      this.#db.exec(`PRAGMA synchronous = ${synchronous}; PRAGMA foreign_keys = ON;`);
+      // After a large transaction (a job of a million inputs), the WAL is cut back to 64 MiB once checkpointed.
+      this.#db.exec(`PRAGMA journal_size_limit = ${64 * 1024 * 1024}`);
+      this.#migrate();
+    } catch (error) {
+      this.#db.close();
+      throw error;
+    }
+  }
+
+  async createJob(job: NewJob, inputs: readonly JobInput[]): Promise<JobRecord> {
+    checkIso('createdOn', job.createdOn);
+    const insertJob = this.#statement(
+      `INSERT INTO jobs (id, owner, client_ip, name, quality, deduplication, priority, retention_ms, callback, interface,
+         created_on, status, no_of_entries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'InProgress', ?)`,
+    );
+    const insertInput = this.#statement('INSERT INTO entries (job, idx, input_data, custom) VALUES (?, ?, ?, ?)');
+    const insertInputs = this.#statement(
+      `INSERT INTO entries (job, idx, input_data, custom) VALUES ${new Array<string>(INSERT_ROWS).fill('(?, ?, ?, ?)').join(', ')}`,
+    );
+    const sequence = this.#write(() => {
+      const { lastInsertRowid } = insertJob.run([
+        job.id,
+        job.owner,
+        job.clientIP,
+        job.name ?? null,
+        job.quality,
+        job.deduplication,
+        job.priority ?? null,
+        job.retentionMs ?? null,
+        job.callback === undefined ? null : JSON.stringify(job.callback),
+        job.interface,
+        job.createdOn,
+        inputs.length,
+      ]);
+      const sequence = Number(lastInsertRowid);
+      // Many rows per statement: each call into SQLite costs more than the row it inserts.
+      const values = new Array<unknown>(4 * INSERT_ROWS);
+      let index = 0;
+      for (; index + INSERT_ROWS <= inputs.length; index += INSERT_ROWS) {
+        for (let row = 0, at = 0; row < INSERT_ROWS; row++, at += 4) {
+          const input = inputs[index + row]!;
+          values[at] = sequence;
+          values[at + 1] = index + row;
+          values[at + 2] = input.inputData;
+          values[at + 3] = input.custom ?? null;
+        }
+        insertInputs.run(values);
+      }
+      for (; index < inputs.length; index++) {
+        const input = inputs[index]!;
+        insertInput.run([sequence, index, input.inputData, input.custom ?? null]);
+      }
+      return sequence;
+    });
+    return { ...job, status: 'InProgress', noOfEntries: inputs.length, noOfCompleted: 0, sequence };
+  }
+
+  async getJob(id: string): Promise<JobRecord | null> {
+    const row = this.#statement('SELECT * FROM jobs WHERE id = ?').get([id]) as Row | undefined;
+    return row === undefined ? null : toRecord(row);
+  }
+
+  async listJobs(query: JobListQuery): Promise<Page<JobRecord>> {
+    checkLimit(query.limit);
+    if (query.createdSince !== undefined) checkIso('createdSince', query.createdSince);
+    if (query.createdUntil !== undefined) checkIso('createdUntil', query.createdUntil);
+    if (query.afterSequence !== undefined && query.beforeSequence !== undefined) {
+      throw new RangeError('afterSequence and beforeSequence together');
+    }
+    const conditions = ['owner = ?'];
+    const parameters: unknown[] = [query.owner];
+    const statuses = selectedStatuses(query.include, query.exclude, JOB_STATUSES, LIVE_STATUSES);
+    if (statuses.length === 0) return { data: [], more: false };
+    conditions.push(`status IN (${placeholders(statuses.length)})`);
+    parameters.push(...statuses);
+    if (query.createdSince !== undefined) {
+      conditions.push('created_on >= ?');
+      parameters.push(query.createdSince);
+    }
+    if (query.createdUntil !== undefined) {
+      conditions.push('created_on <= ?');
+      parameters.push(query.createdUntil);
+    }
+    // The order is (createdOn, sequence) with createdOn descending for '-createdOn'; ties are always in creation order.
+    // Backwards paging walks the same order reversed and turns the page round.
+    const backwards = query.beforeSequence !== undefined;
+    const newestFirst = query.sort === '-createdOn';
+    const createdDescending = newestFirst !== backwards;
+    const sequenceDescending = backwards;
+    const cursor = query.afterSequence ?? query.beforeSequence;
+    if (cursor !== undefined) {
+      const row = this.#statement('SELECT created_on FROM jobs WHERE sequence = ?').get([cursor]) as Row | undefined;
+      if (row === undefined) throw new RangeError(`no job with sequence ${cursor}`);
+      const createdOn = row['created_on'];
+      const past = createdDescending ? '<' : '>';
+      conditions.push(`created_on ${past}= ? AND (created_on ${past} ? OR sequence ${sequenceDescending ? '<' : '>'} ?)`);
+      parameters.push(createdOn, createdOn, cursor);
+    }
+    const order = `created_on ${createdDescending ? 'DESC' : 'ASC'}, sequence ${sequenceDescending ? 'DESC' : 'ASC'}`;
+    const rows = this.#statement(`SELECT * FROM jobs WHERE ${conditions.join(' AND ')} ORDER BY ${order} LIMIT ?`).all([
+      ...parameters,
+      query.limit + 1,
+    ]) as Row[];
+    const more = rows.length > query.limit;
+    if (more) rows.length = query.limit;
+    if (backwards) rows.reverse();
+    return { data: rows.map(toRecord), more };
+  }
+
+  async entries(jobId: string, query: EntryPageQuery): Promise<Page<Entry>> {
+    checkLimit(query.limit);
+    if (query.after !== undefined && query.before !== undefined) throw new RangeError('after and before together');
+    const job = this.#sequenceOf(jobId);
+    if (job === undefined) return { data: [], more: false };
+    const backwards = query.before !== undefined;
+    // An exclusive bound; without one, from the start.
+    const from = query.before ?? query.after ?? -1;
+    const past = backwards ? '<' : '>';
+    const direction = backwards ? 'DESC' : 'ASC';
+    let rows: Row[];
+    if (query.include === undefined && query.exclude === undefined) {
+      rows = this.#statement(
+        `SELECT idx, input_data, status, result FROM entries
+         WHERE job = ? AND idx ${past} ? AND status IS NOT NULL ORDER BY idx ${direction} LIMIT ?`,
+      ).all([job, from, query.limit + 1]) as Row[];
+    } else {
+      // One index range per status, merged: each reads at most limit + 1 keys however rare or common the status is.
+      const statuses = selectedStatuses(query.include, query.exclude, STATUS_CODES, STATUS_CODES);
+      const byStatus = this.#statement(
+        `SELECT idx FROM entries WHERE job = ? AND status = ? AND idx ${past} ? ORDER BY idx ${direction} LIMIT ?`,
+      ).pluck();
+      const indexes: number[] = [];
+      for (const status of statuses) indexes.push(...(byStatus.all([job, status, from, query.limit + 1]) as number[]));
+      indexes.sort(backwards ? (a, b) => b - a : (a, b) => a - b);
+      if (indexes.length > query.limit + 1) indexes.length = query.limit + 1;
+      rows = this.#statement(
+        `SELECT idx, input_data, status, result FROM entries
+         WHERE job = ? AND idx IN (SELECT value FROM json_each(?)) ORDER BY idx ${direction}`,
+      ).all([job, JSON.stringify(indexes)]) as Row[];
+    }
+    const more = rows.length > query.limit;
+    if (more) rows.length = query.limit;
+    if (backwards) rows.reverse();
+    return { data: rows.map(toEntry), more };
+  }
+
+  async entry(jobId: string, index: number): Promise<Entry | null> {
+    const row = this.#statement(
+      `SELECT idx, input_data, status, result FROM entries
+       WHERE job = (SELECT sequence FROM jobs WHERE id = ?) AND idx = ? AND status IS NOT NULL`,
+    ).get([jobId, index]) as Row | undefined;
+    return row === undefined ? null : toEntry(row);
+  }
+
+  async pendingInputs(jobId: string, afterIndex: number, limit: number): Promise<PendingInput[]> {
+    checkLimit(limit);
+    const rows = this.#statement(
+      `SELECT idx, input_data, custom FROM entries
+       WHERE job = (SELECT sequence FROM jobs WHERE id = ?) AND idx > ? AND result IS NULL ORDER BY idx LIMIT ?`,
+    ).all([jobId, afterIndex, limit]) as Row[];
+    return rows.map((row) => {
+      const input: { index: number; inputData: string; custom?: string } = {
+        index: row['idx'] as number,
+        inputData: row['input_data'] as string,
+      };
+      if (row['custom'] !== null) input.custom = row['custom'] as string;
+      return input;
+    });
+  }
+
+  async saveResults(jobId: string, entries: readonly Entry[]): Promise<number> {
+    const job = this.#requireSequence(jobId);
+    // A tombstone takes no results (a job ended while its last results were on their way).
+    const ended = this.#statement(`SELECT 1 FROM jobs WHERE sequence = ? AND status IN ('Deleted', 'Expired')`);
+    if (ended.get([job]) !== undefined) return 0;
+    const save = this.#statement(
+      'UPDATE entries SET status = ?, result = ? WHERE job = ? AND idx = ? AND result IS NULL AND input_data = ?',
+    );
+    const saveWithInputData = this.#statement(
+      'UPDATE entries SET status = ?, result = ? WHERE job = ? AND idx = ? AND result IS NULL',
+    );
+    const count = this.#statement('UPDATE jobs SET no_of_completed = no_of_completed + ? WHERE sequence = ?');
+    return this.#write(() => {
+      let saved = 0;
+      for (const entry of entries) {
+        // The usual entry repeats its input: stored without inputData when the row's input is the same.
+        const values = resultValues(entry);
+        values[0] = null;
+        const { changes } = save.run([entry.status, JSON.stringify(values), job, entry.index, entry.inputData]);
+        if (changes > 0) {
+          saved += changes;
+        } else {
+          values[0] = entry.inputData;
+          saved += saveWithInputData.run([entry.status, JSON.stringify(values), job, entry.index]).changes;
+        }
+      }
+      if (saved > 0) count.run([saved, job]);
+      return saved;
+    });
+  }
+
+  async completeJob(jobId: string, completedOn: string): Promise<void> {
+    checkIso('completedOn', completedOn);
+    const job = this.#requireSequence(jobId);
+    // Only a job in progress completes: a job ended meanwhile stays a tombstone.
+    this.#write(() =>
+      this.#statement(
+        `UPDATE jobs SET status = 'Completed', completed_on = ?, completed_at_ms = ?
+         WHERE sequence = ? AND status = 'InProgress'`,
+      ).run([completedOn, Date.parse(completedOn), job]),
+    );
+  }
+
+  async unfinishedJobs(): Promise<JobRecord[]> {
+    const rows = this.#statement(`SELECT * FROM jobs WHERE status = 'InProgress' ORDER BY sequence`).all() as Row[];
+    return rows.map(toRecord);
+  }
+
+  async endJob(jobId: string, status: 'Deleted' | 'Expired', endedOn: string): Promise<void> {
+    if (status !== 'Deleted' && status !== 'Expired') {
+      throw new RangeError(`a job ends Deleted or Expired, not ${String(status)}`);
+    }
+    checkIso('endedOn', endedOn);
+    const job = this.#requireSequence(jobId);
+    // The tombstone first (an ended job stays ended), then its entries; if the process stops in between, opening the
+    // store finishes the deletion.
+    const end = this.#statement(
+      `UPDATE jobs SET status = ?, ended_on = ? WHERE sequence = ? AND status IN ('InProgress', 'Completed')`,
+    );
+    this.#write(() => end.run([status, endedOn, job]));
+    await this.#deleteEntries(job);
+  }
+
+  async expiredJobs(now: string, defaultRetentionMs: number): Promise<JobRecord[]> {
+    checkIso('now', now);
+    if (!Number.isSafeInteger(defaultRetentionMs) || defaultRetentionMs < 0) {
+      throw new RangeError('defaultRetentionMs: a non-negative integer');
+    }
+    const nowMs = Date.parse(now);
+    const rows = this.#statement(
+      `SELECT * FROM jobs WHERE status = 'Completed' AND completed_at_ms <= ?
+         AND completed_at_ms + COALESCE(retention_ms, ?) <= ? ORDER BY sequence`,
+    ).all([nowMs, defaultRetentionMs, nowMs]) as Row[];
+    return rows.map(toRecord);
+  }
+
+  async purgeTombstones(before: string): Promise<number> {
+    checkIso('before', before);
+    return this.#write(
+      () => this.#statement(`DELETE FROM jobs WHERE ended_on < ? AND status IN ('Deleted', 'Expired')`).run([before]).changes,
+    );
+  }
+
+  async getSetting(key: string): Promise<string | null> {
+    const row = this.#statement('SELECT value FROM settings WHERE key = ?').get([key]) as Row | undefined;
+    return row === undefined ? null : (row['value'] as string);
+  }
+
+  async setSetting(key: string, value: string): Promise<void> {
+    const upsert = this.#statement(
+      'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    );
+    this.#write(() => upsert.run([key, value]));
+  }
+
+  /** Checkpoints the WAL into the database file and closes the connection; closing again does nothing. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#statements.clear();
+    try {
+      this.#db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    } finally {
+      this.#db.close();
+    }
+  }
+
+  /** Deletes the entries left by job endings that the process did not finish (it stopped in between). */
+  async finishEndedJobs(): Promise<void> {
+    const jobs = this.#statement(
+      `SELECT sequence FROM jobs
+       WHERE status IN ('Deleted', 'Expired') AND EXISTS (SELECT 1 FROM entries WHERE job = jobs.sequence)`,
+    )
+      .pluck()
+      .all() as number[];
+    for (const job of jobs) await this.#deleteEntries(job);
+  }
+
+  /** Deletes a job's entries a batch per transaction, letting other work run between batches. */
+  async #deleteEntries(job: number): Promise<void> {
+    const batchEnd = this.#statement('SELECT idx FROM entries WHERE job = ? ORDER BY idx LIMIT 1 OFFSET ?').pluck();
+    const deleteUpTo = this.#statement('DELETE FROM entries WHERE job = ? AND idx <= ?');
+    const deleteAll = this.#statement('DELETE FROM entries WHERE job = ?');
+    for (;;) {
+      const last = batchEnd.all([job, DELETE_BATCH - 1])[0] as number | undefined;
+      if (last === undefined) {
+        this.#write(() => deleteAll.run([job]));
+        return;
+      }
+      this.#write(() => deleteUpTo.run([job, last]));
+      await new Promise((resolve) => setImmediate(resolve));
+      // Closed meanwhile: the next opening finishes the deletion.
+      if (this.#closed) return;
+    }
+  }
+
+  #migrate(): void {
+    const [row] = this.#db.pragma('user_version') as Row[];
+    const version = Number(row?.['user_version'] ?? 0);
+    if (version > MIGRATIONS.length) {
+      throw new Error(`the database has schema version ${version}; this version of the software knows up to ${MIGRATIONS.length}`);
+    }
+    for (let next = version; next < MIGRATIONS.length; next++) {
+      this.#write(() => {
+        this.#db.exec(MIGRATIONS[next]!);
+        this.#db.exec(`PRAGMA user_version = ${next + 1}`);
+      });
+    }
+  }
+
+  /** A prepared statement, prepared once per connection. */
+  #statement(sql: string): Database.Statement {
+    if (this.#closed) throw new Error('the job store is closed');
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Runs `work` in one write transaction (IMMEDIATE: takes the write lock at once), rolled back if it throws. */
+  #write<T>(work: () => T): T {
+    if (this.#closed) throw new Error('the job store is closed');
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = work();
+      this.#db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      // SQLite rolls some failures back itself; roll back only what is still open.
+      if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  #sequenceOf(jobId: string): number | undefined {
+    const row = this.#statement('SELECT sequence FROM jobs WHERE id = ?').get([jobId]) as Row | undefined;
+    return row === undefined ? undefined : (row['sequence'] as number);
+  }
+
+  #requireSequence(jobId: string): number {
+    const sequence = this.#sequenceOf(jobId);
+    if (sequence === undefined) throw new Error(`no job ${jobId}`);
+    return sequence;
+  }
+}
+
+function toRecord(row: Row): JobRecord {
+  const record: Record<string, unknown> = {
+    id: row['id'],
+    owner: row['owner'],
+    clientIP: row['client_ip'],
+  };
+  if (row['name'] !== null) record['name'] = row['name'];
+  record['quality'] = row['quality'];
+  record['deduplication'] = row['deduplication'] as Deduplication;
+  if (row['priority'] !== null) record['priority'] = row['priority'];
+  if (row['retention_ms'] !== null) record['retentionMs'] = row['retention_ms'];
+  if (row['callback'] !== null) record['callback'] = JSON.parse(row['callback'] as string) as CallbackSettings;
+  record['interface'] = row['interface'] as JobInterface;
+  record['createdOn'] = row['created_on'];
+  record['status'] = row['status'] as JobStatus;
+  record['noOfEntries'] = row['no_of_entries'];
+  record['noOfCompleted'] = row['no_of_completed'];
+  if (row['completed_on'] !== null) record['completedOn'] = row['completed_on'];
+  if (row['ended_on'] !== null) record['endedOn'] = row['ended_on'];
+  record['sequence'] = row['sequence'];
+  return record as unknown as JobRecord;
+}
+
+/** The values of RESULT_LAYOUT for an entry. */
+function resultValues(entry: Entry): unknown[] {
+  const values = new Array<unknown>(RESULT_LAYOUT.length);
+  for (let position = 0; position < RESULT_LAYOUT.length; position++) {
+    values[position] = entry[RESULT_LAYOUT[position]!] ?? null;
+  }
+  return values;
+}
+
+/** The entry of a row, its fields in ENTRY_FIELDS order. */
+function toEntry(row: Row): Entry {
+  const values = JSON.parse(row['result'] as string) as unknown[];
+  const entry: Record<string, unknown> = {
+    index: row['idx'],
+    inputData: values[0] ?? row['input_data'],
+    classification: values[CLASSIFICATION],
+    status: row['status'],
+  };
+  for (const [field, position] of LAYOUT_POSITIONS) {
+    const value = values[position];
+    if (value !== null && value !== undefined) entry[field] = value;
+  }
+  return entry as unknown as Entry;
+}
+
+/**
+ * The statuses a filter selects: `include` (else `byDefault`) less `exclude`. An empty include list counts as none.
+ */
+function selectedStatuses<S extends string>(
+  include: readonly S[] | undefined,
+  exclude: readonly S[] | undefined,
+  all: readonly S[],
+  byDefault: readonly S[],
+): S[] {
+  const excluded = new Set(exclude ?? []);
+  const included = include !== undefined && include.length > 0 ? include : byDefault;
+  return [...new Set(included)].filter((status) => !excluded.has(status) && (all as readonly string[]).includes(status));
+}
+
+function placeholders(count: number): string {
+  return new Array<string>(count).fill('?').join(', ');
+}
+
+function checkIso(name: string, value: string): void {
+  if (typeof value !== 'string' || !ISO_UTC_MS.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new RangeError(`${name}: an ISO 8601 UTC time with milliseconds (YYYY-MM-DDTHH:MM:SS.sssZ), not ${String(value)}`);
+  }
+}
+
+function checkLimit(limit: number): void {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit: a positive integer, not ${String(limit)}`);
+}
