@@ -1,7 +1,7 @@
 // The built package as a consumer sees it: `npm test` builds dist/ first; a temporary consumer package links to this
 // one and loads it through the exports map, once with import and once with require.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,8 +58,58 @@ describe('the published package', () => {
   it('ships type declarations for both module systems and the CLI', () => {
     const listing = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' });
     const files = (JSON.parse(listing) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
-    for (const file of ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/cli.js', 'package.json', 'README.md']) {
+    for (const file of [
+      'dist/index.js',
+      'dist/index.cjs',
+      'dist/index.d.ts',
+      'dist/index.d.cts',
+      'dist/server.js',
+      'dist/server.cjs',
+      'dist/server.d.ts',
+      'dist/server.d.cts',
+      'dist/cli.js',
+      'package.json',
+      'README.md',
+    ]) {
       expect(files).toContain(file);
     }
+  });
+});
+
+/** Packages of the server: HTTP, database, tokens, and later spreadsheets. */
+const SERVER_PACKAGES = /node_modules\/(fastify|@fastify|libsql|@libsql|jose|exceljs|xlsx|@e965)\//;
+
+describe('mailverify/server', () => {
+  it('loads through the exports map with import and with require', () => {
+    const probe = `console.log(JSON.stringify(['mailverify', 'createServer', 'createRequestHandler', 'openSqliteStore'].map((n) => typeof server[n])));`;
+    const expected = ['function', 'function', 'function', 'function'];
+    expect(run('server-esm.mjs', `import * as server from 'mailverify/server';\n${probe}`)).toEqual(expected);
+    expect(run('server-cjs.cjs', `const server = require('mailverify/server');\n${probe}`)).toEqual(expected);
+  });
+
+  it("is not loaded by 'mailverify': the engine alone loads no HTTP, database or token code", () => {
+    const loaded = (entry: string): string[] =>
+      run(
+        `loaded-${entry.replace('/', '-')}.cjs`,
+        `require(${JSON.stringify(entry)});\nconsole.log(JSON.stringify(Object.keys(require.cache)));`,
+      ) as string[];
+    expect(loaded('mailverify').filter((path) => SERVER_PACKAGES.test(path))).toEqual([]);
+    expect(loaded('mailverify/server').filter((path) => SERVER_PACKAGES.test(path)).length).toBeGreaterThan(0);
+    // The ES module build: the files dist/index.js imports, followed through the shared chunks.
+    const seen = new Set<string>();
+    const bare = new Set<string>();
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const source = readFileSync(join(root, 'dist', file), 'utf8');
+      for (const match of source.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
+        const specifier = match[1] ?? match[2]!;
+        if (specifier.startsWith('./')) visit(specifier.slice(2));
+        else bare.add(specifier);
+      }
+    };
+    visit('index.js');
+    expect([...bare].filter((name) => /^(fastify|@fastify\/|libsql|jose|exceljs|xlsx)/.test(name))).toEqual([]);
+    expect([...bare].some((name) => name.startsWith('nodemailer/'))).toBe(true); // the walk does reach the engine's imports
   });
 });

@@ -126,6 +126,8 @@ class JobRun {
   private stopping = false;
   private buffer: Entry[] = [];
   private writing: Promise<void> = Promise.resolve();
+  /** The first write that failed: nothing more is written, and the job is run again at the next start. */
+  private writeError: { error: unknown } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private completed: number;
   private estimatedTimeRemainingMs: number | undefined;
@@ -168,6 +170,7 @@ class JobRun {
         },
       });
       for await (const entry of batch) {
+        if (this.writeError !== null) throw this.writeError.error;
         entry.index = this.jobIndexes[entry.index]!;
         if (entry.duplicateOf !== undefined) entry.duplicateOf = this.jobIndexes[entry.duplicateOf]!;
         this.buffer.push(entry);
@@ -177,6 +180,7 @@ class JobRun {
       }
       this.write();
       await this.writing;
+      if (this.writeError !== null) throw this.writeError.error;
       const stored = await store.getJob(job.id);
       if (stored !== null && stored.status === 'InProgress' && stored.noOfCompleted === stored.noOfEntries) {
         await store.completeJob(job.id, isoNow());
@@ -186,8 +190,9 @@ class JobRun {
     } catch (error) {
       if (!this.stopping) this.jobs.report(error, job.id);
       // Whatever finished before the stop is kept: the job goes on from there at the next start.
-      if (!this.stopping || this.buffer.length > 0) this.write();
-      await this.writing.catch((e: unknown) => this.jobs.report(e, job.id));
+      this.write();
+      await this.writing;
+      if (this.writeError !== null && this.writeError.error !== error) this.jobs.report(this.writeError.error, job.id);
     } finally {
       if (this.timer !== null) clearTimeout(this.timer);
       this.timer = null;
@@ -202,7 +207,14 @@ class JobRun {
     const entries = this.buffer;
     this.buffer = [];
     const { store } = this.jobs.options;
-    this.writing = this.writing.then(() => store.saveResults(this.job.id, entries).then(() => undefined));
+    this.writing = this.writing.then(async () => {
+      if (this.writeError !== null) return;
+      try {
+        await store.saveResults(this.job.id, entries);
+      } catch (error) {
+        this.writeError = { error };
+      }
+    });
   }
 
   /**

@@ -1,0 +1,171 @@
+/**
+ * The verification server on Fastify: a plugin that a host Fastify application can register, a standalone server,
+ * and a plain `(req, res)` handler for Express, Koa or `node:http` hosts. All three serve the same routes and share
+ * one verifier and one job store per instance.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import compress from '@fastify/compress';
+import cors from '@fastify/cors';
+import { createVerifier, type Quality, type VerifierOptions } from '../engine/verifier.js';
+import { Jobs } from '../jobs/jobs.js';
+import { openSqliteStore } from '../jobs/sqlite-store.js';
+import type { JobStore } from '../jobs/types.js';
+import { Authenticator } from './auth.js';
+import { Cursors } from './cursor.js';
+import { ProblemError, sendProblem } from './problems.js';
+import { v2Routes, type ServerContext } from './routes.js';
+
+export interface ServerOptions {
+  /** Where jobs are kept: a store of the host's, else an SQLite file in `dataDir`. */
+  readonly store?: JobStore;
+  /** The folder of the SQLite store when no `store` is given (default `./mailverify-data`), made if missing. */
+  readonly dataDir?: string;
+  /** The root account. There is no default password: the server refuses to start without one. */
+  readonly rootUsername: string;
+  readonly rootPassword: string;
+  /** A path prefix for every route (`/` by default; `/x` and `/x/` are the same). */
+  readonly basePath?: string;
+  /** Options of the verifier every job runs on (DNS, SMTP, safety...). */
+  readonly verifier?: VerifierOptions;
+  /** The quality of a job that does not name one (default Standard). */
+  readonly defaultQuality?: Quality;
+  /** The retention of a job that does not set one, from its completion (default 30 days). */
+  readonly defaultRetentionMs?: number;
+  /** The lifetime of a bearer token (default 1 hour). */
+  readonly tokenLifetimeMs?: number;
+  /** The secret that signs tokens and cursors; default: generated once and kept in the store. */
+  readonly tokenSecret?: string;
+  /** The largest request body (default 64 MiB). */
+  readonly bodyLimit?: number;
+  /** The most entries of one job (default 1,000,000). */
+  readonly maxEntriesPerJob?: number;
+}
+
+export interface StandaloneOptions extends ServerOptions {
+  /** Fastify's logger: false (default), true, or its options. Credentials are redacted. */
+  readonly logger?: FastifyServerOptions['logger'];
+  /** Trust `X-Forwarded-For` from these proxies (Fastify's trustProxy); default: none. */
+  readonly trustProxy?: FastifyServerOptions['trustProxy'];
+}
+
+const DEFAULT_RETENTION_MS = 30 * 24 * 3_600_000;
+const DEFAULT_BODY_LIMIT = 64 * 1024 * 1024;
+const VERSIONS = ['v2.7', 'v2.6'];
+
+/** The base path in the form routes are prefixed with: '' for the root, else `/x` without a trailing slash. */
+export function normalizeBasePath(basePath = '/'): string {
+  const trimmed = basePath.replace(/\/+$/, '');
+  if (trimmed === '') return '';
+  return trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
+}
+
+/**
+ * The server as a Fastify plugin: `app.register(mailverify, options)`. It opens the jobs of the store (running
+ * again those a previous process left unfinished) and closes them, and its verifier, when the host app closes.
+ */
+export async function mailverify(app: FastifyInstance, options: ServerOptions): Promise<void> {
+  if (typeof options.rootPassword !== 'string' || options.rootPassword === '') {
+    throw new Error('mailverify: a root password is required (there is no default)');
+  }
+  if (typeof options.rootUsername !== 'string' || options.rootUsername === '') {
+    throw new Error('mailverify: a root user name is required');
+  }
+  const store = options.store ?? (await openDataDir(options.dataDir ?? './mailverify-data'));
+  const rootId = await setting(store, 'root.id', () => randomUUID());
+  const secret = options.tokenSecret ?? (await setting(store, 'secret', () => randomBytes(32).toString('base64url')));
+  const verifier = createVerifier(options.verifier);
+  const jobs = await Jobs.open({ store, verifier });
+  app.addHook('onClose', async () => {
+    // Running jobs write what they have and stop, then their verifier and the store the server opened close.
+    await jobs.close();
+    await verifier.close();
+    if (options.store === undefined) await store.close();
+  });
+
+  const context: ServerContext = {
+    jobs,
+    auth: new Authenticator({ id: rootId, username: options.rootUsername, password: options.rootPassword }, secret, options.tokenLifetimeMs ?? 3_600_000),
+    cursors: new Cursors(secret),
+    defaultQuality: options.defaultQuality ?? 'Standard',
+    defaultRetentionMs: options.defaultRetentionMs ?? DEFAULT_RETENTION_MS,
+    maxEntriesPerJob: options.maxEntriesPerJob ?? 1_000_000,
+    allowPrivateAddresses: options.verifier?.allowPrivateAddresses === true,
+  };
+
+  // JSON only (file import, multipart, comes with its own parser): any other body is 415.
+  app.removeContentTypeParser('text/plain');
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ProblemError) return sendProblem(reply, error);
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500 && error.code?.startsWith('FST_')) {
+      // Fastify's own refusals (malformed JSON, body too large, unsupported content type) say nothing internal.
+      return sendProblem(reply, new ProblemError(status, error.message));
+    }
+    request.log.error({ err: error }, 'request failed');
+    return sendProblem(reply, new ProblemError(500, 'The server failed to answer this request.'));
+  });
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, new ProblemError(404, `No resource at ${request.url.split('?')[0]}.`)));
+
+  const base = normalizeBasePath(options.basePath);
+  for (const version of VERSIONS) {
+    await app.register(v2Routes, { prefix: `${base}/${version}`, context });
+  }
+}
+
+/** A standalone Fastify server with compression and CORS, not yet listening (`listen()` it, `close()` it). */
+export async function createServer(options: StandaloneOptions): Promise<FastifyInstance> {
+  return build(options, undefined);
+}
+
+/**
+ * A `(req, res)` handler for a host server that is not Fastify (Express, Koa, `node:http`), and `close()` to stop
+ * the jobs and the verifier.
+ */
+export async function createRequestHandler(options: StandaloneOptions): Promise<{
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+  close: () => Promise<void>;
+}> {
+  let routing: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  const app = await build(options, (handler) => {
+    routing = handler;
+    return createHttpServer(handler);
+  });
+  await app.ready();
+  return { handler: (req, res) => routing!(req, res), close: () => app.close() };
+}
+
+async function build(
+  options: StandaloneOptions,
+  serverFactory: ((handler: (req: IncomingMessage, res: ServerResponse) => void) => Server) | undefined,
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger === true ? { redact: ['req.headers.authorization', 'req.headers.cookie'] } : (options.logger ?? false),
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    trustProxy: options.trustProxy ?? false,
+    ...(serverFactory !== undefined && { serverFactory }),
+  });
+  await app.register(cors, { exposedHeaders: ['Location'] });
+  await app.register(compress, { global: true });
+  await app.register(mailverify, options);
+  return app;
+}
+
+/** The SQLite store of a data folder. */
+async function openDataDir(dataDir: string): Promise<JobStore> {
+  await mkdir(dataDir, { recursive: true });
+  return openSqliteStore(join(dataDir, 'mailverify.db'));
+}
+
+/** A setting kept with the data, made on first use. */
+async function setting(store: JobStore, key: string, make: () => string): Promise<string> {
+  const known = await store.getSetting(key);
+  if (known !== null) return known;
+  const value = make();
+  await store.setSetting(key, value);
+  return value;
+}

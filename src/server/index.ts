@@ -1,0 +1,22 @@
+/**
+ * mailverify/server: the verification service over REST (the 2.x interface of the service it reproduces), as a
+ * Fastify plugin, a standalone server, or a `(req, res)` handler; jobs kept in a store (SQLite by default).
+ */
+export { mailverify, createServer, createRequestHandler } from './app.js';
+export type { ServerOptions, StandaloneOptions } from './app.js';
+export { openSqliteStore } from '../jobs/sqlite-store.js';
+export type { SqliteStoreOptions } from '../jobs/sqlite-store.js';
+export type {
+  JobStore,
+  JobRecord,
+  NewJob,
+  JobInput,
+  JobStatus,
+  JobInterface,
+  CallbackSettings,
+  EntryFilter,
+  EntryPageQuery,
+  JobListQuery,
+  Page,
+  PendingInput,
+} from '../jobs/types.js';

@@ -1,0 +1,59 @@
+/**
+ * Problem documents (RFC 9457): every 4xx and 5xx answer carries one, `application/problem+json`, with a relative
+ * `type` URI, a `title`, the `status` and a `detail` written for the client. Nothing internal (stack, path, SQL)
+ * ever goes into one.
+ */
+import type { FastifyReply } from 'fastify';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+}
+
+/** A problem of a known kind, by status: the titles of RFC 9110 and the types this server uses. */
+const KINDS: Record<number, { type: string; title: string }> = {
+  400: { type: '/problems/invalid-request', title: 'Bad Request' },
+  401: { type: '/problems/unauthorized', title: 'Unauthorized' },
+  403: { type: '/problems/forbidden', title: 'Forbidden' },
+  404: { type: '/problems/not-found', title: 'Not Found' },
+  405: { type: '/problems/method-not-allowed', title: 'Method Not Allowed' },
+  406: { type: '/problems/not-acceptable', title: 'Not Acceptable' },
+  410: { type: '/problems/gone', title: 'Gone' },
+  413: { type: '/problems/payload-too-large', title: 'Content Too Large' },
+  415: { type: '/problems/unsupported-media-type', title: 'Unsupported Media Type' },
+  429: { type: '/problems/too-many-requests', title: 'Too Many Requests' },
+  500: { type: '/problems/internal-error', title: 'Internal Server Error' },
+  503: { type: '/problems/unavailable', title: 'Service Unavailable' },
+};
+
+/** An error that becomes a problem document; thrown by handlers, answered by the error handler. */
+export class ProblemError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly type: string = (KINDS[status] ?? KINDS[500]!).type,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(detail);
+    this.name = 'ProblemError';
+  }
+
+  toProblem(): Problem {
+    const kind = KINDS[this.status];
+    return { type: this.type, title: kind?.title ?? 'Error', status: this.status, detail: this.detail };
+  }
+}
+
+/** 400 for a field of the request, named by its JSON path (`entries[3].custom`). */
+export function invalidField(path: string, problem: string): ProblemError {
+  return new ProblemError(400, `${path}: ${problem}`, '/problems/invalid-field');
+}
+
+export function sendProblem(reply: FastifyReply, problem: ProblemError): FastifyReply {
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+  return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem.toProblem());
+}

@@ -1,0 +1,347 @@
+/**
+ * The 2.x interface (registered under /v2.7 and /v2.6): jobs submitted, read page by page, listed and deleted; bearer
+ * tokens. Handlers translate between HTTP and the jobs layer; no SQL and no scheduling here.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isoNow } from '../engine/entry.js';
+import type { Quality } from '../engine/verifier.js';
+import type { Jobs } from '../jobs/jobs.js';
+import type { EntryFilter, JobRecord, JobStatus } from '../jobs/types.js';
+import { isStatusCode, type StatusCode } from '../status/catalogue.js';
+import type { Authenticator, User } from './auth.js';
+import type { Cursors, CursorState } from './cursor.js';
+import { ProblemError, invalidField } from './problems.js';
+import { overviewOf } from './shapes.js';
+import { readSubmission, readWaitTime } from './submission.js';
+
+export interface ServerContext {
+  readonly jobs: Jobs;
+  readonly auth: Authenticator;
+  readonly cursors: Cursors;
+  readonly defaultQuality: Quality;
+  readonly defaultRetentionMs: number;
+  readonly maxEntriesPerJob: number;
+  readonly allowPrivateAddresses: boolean;
+}
+
+type Query = Record<string, string | undefined>;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    user?: User;
+  }
+}
+
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+const JOB_STATUSES: readonly JobStatus[] = ['InProgress', 'Completed', 'Deleted', 'Expired'];
+
+/** Every path of this interface, with its methods: another method on one of them is 405 with `Allow`. */
+const PATHS: Record<string, readonly string[]> = {
+  '/auth/tokens': ['POST'],
+  '/email-validations': ['GET', 'POST'],
+  '/email-validations/:id': ['GET', 'DELETE'],
+  '/email-validations/:id/overview': ['GET'],
+  '/email-validations/:id/entries': ['GET'],
+  '/email-validations/:id/entries/:index': ['GET'],
+};
+const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+export async function v2Routes(app: FastifyInstance, { context }: { context: ServerContext }): Promise<void> {
+  const { jobs, auth } = context;
+
+  // Every route but POST /auth/tokens needs credentials.
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.url?.endsWith('/auth/tokens')) return;
+    request.user = await auth.authenticate(request.headers.authorization);
+  });
+
+  for (const [path, methods] of Object.entries(PATHS)) {
+    const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])].join(', ');
+    app.route({
+      method: ALL_METHODS.filter((m) => !methods.includes(m)),
+      url: path,
+      handler: async () => {
+        throw new ProblemError(405, `This resource accepts ${allow}.`, undefined, { Allow: allow });
+      },
+    });
+  }
+
+  app.post('/auth/tokens', async (request) => {
+    const body = request.body as Record<string, unknown> | null;
+    const username = body?.['username'];
+    const password = body?.['password'];
+    if (typeof username !== 'string') throw invalidField('username', 'required, a string');
+    if (typeof password !== 'string') throw invalidField('password', 'required, a string');
+    return { accessToken: await auth.issueToken(auth.check(username, password)) };
+  });
+
+  app.post('/email-validations', async (request, reply) => {
+    const query = request.query as Query;
+    const waitTime = readWaitTime(query['waitTime']);
+    const submission = readSubmission(request.body, context);
+    const job = await jobs.submit(
+      {
+        id: randomUUID(),
+        owner: request.user!.id,
+        clientIP: clientIpOf(request),
+        ...(submission.name !== undefined && { name: submission.name }),
+        quality: submission.quality ?? context.defaultQuality,
+        deduplication: submission.deduplication ?? 'Off',
+        ...(submission.priority !== undefined && { priority: submission.priority }),
+        ...(submission.retentionMs !== undefined && { retentionMs: submission.retentionMs }),
+        ...(submission.callback !== undefined && { callback: submission.callback }),
+        interface: 'v2',
+        createdOn: isoNow(),
+      },
+      submission.inputs,
+    );
+    return snapshot(request, reply, job.id, waitTime, true);
+  });
+
+  app.get('/email-validations', async (request) => listJobs(request, request.query as Query));
+
+  app.get('/email-validations/:id', async (request, reply) => {
+    const { id } = request.params as { id: string };
+    return snapshot(request, reply, id, readWaitTime((request.query as Query)['waitTime']), false);
+  });
+
+  app.get('/email-validations/:id/overview', async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const job = await settled(request, id, readWaitTime((request.query as Query)['waitTime']));
+    return reply.code(job.status === 'InProgress' ? 202 : 200).send(overview(job));
+  });
+
+  app.get('/email-validations/:id/entries', async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const query = request.query as Query;
+    const job = await settled(request, id, readWaitTime(query['waitTime']));
+    if (job.status === 'InProgress') return reply.code(202).send({ overview: overview(job) });
+    return entriesPage(job, query);
+  });
+
+  app.get('/email-validations/:id/entries/:index', async (request, reply) => {
+    const { id, index: indexText } = request.params as { id: string; index: string };
+    const query = request.query as Query;
+    const job = await settled(request, id, readWaitTime(query['waitTime']));
+    if (job.status === 'InProgress') return reply.code(202).send({ overview: overview(job) });
+    const index = /^\d{1,10}$/.test(indexText) ? Number(indexText) : -1;
+    if (index < 0 || index >= job.noOfEntries) {
+      throw new ProblemError(404, `The job has no entry ${indexText}.`);
+    }
+    const limit = readLimit(query['limit']) ?? DEFAULT_LIMIT;
+    // Pages are aligned on multiples of the limit from index 0.
+    const start = Math.floor(index / limit) * limit;
+    const page = new URLSearchParams({ limit: String(limit) });
+    if (start > 0) page.set('cursor', context.cursors.encode({ listing: `entries:${job.id}`, filter: '', limit, first: start - 1, last: start - 1 }));
+    const base = request.url.slice(0, request.url.indexOf('/entries/'));
+    return reply.code(303).header('Location', `${base}/entries?${page}`).send();
+  });
+
+  app.delete('/email-validations/:id', async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const job = await owned(request, id);
+    if (job.status === 'Deleted' || job.status === 'Expired') throw gone(job);
+    await jobs.delete(id);
+    return reply.code(200).send();
+  });
+
+  /** The job if it is the caller's: 404 otherwise (another user's job does not exist for this one). */
+  async function owned(request: FastifyRequest, id: string): Promise<JobRecord> {
+    const job = /^[0-9a-f-]{36}$/i.test(id) ? await jobs.get(id.toLowerCase()) : null;
+    if (job === null || job.owner !== request.user!.id) throw new ProblemError(404, `No job ${id}.`);
+    return job;
+  }
+
+  /** The caller's job after waiting up to `waitTime` for it to complete; 404 or 410 when there is none. */
+  async function settled(request: FastifyRequest, id: string, waitTime: number): Promise<JobRecord> {
+    let job = await owned(request, id);
+    if (job.status === 'InProgress' && waitTime > 0) {
+      await jobs.waitForEnd(job.id, waitTime);
+      job = await owned(request, id);
+    }
+    if (job.status === 'Deleted' || job.status === 'Expired') throw gone(job);
+    return job;
+  }
+
+  async function snapshot(request: FastifyRequest, reply: FastifyReply, id: string, waitTime: number, submitted: boolean) {
+    const job = await settled(request, id, waitTime);
+    if (job.status === 'InProgress') {
+      if (submitted) reply.header('Location', `${prefixOf(request)}/email-validations/${job.id}`);
+      return reply.code(202).send({ overview: overview(job) });
+    }
+    return reply.code(200).send({ overview: overview(job), entries: await entriesPage(job, {}) });
+  }
+
+  function overview(job: JobRecord) {
+    return overviewOf(job, context.defaultRetentionMs, jobs.progress(job.id));
+  }
+
+  async function entriesPage(job: JobRecord, query: Query) {
+    const listing = `entries:${job.id}`;
+    const given = readStatusFilter(query, (name) => isStatusCode(name), 'status code') as EntryFilter | null;
+    const paging = readPaging(query, listing, given === null ? null : filterKey(given));
+    const filter = given ?? parseFilterKey(paging.filter);
+    const page = await jobs.options.store.entries(job.id, {
+      ...(paging.after !== undefined && { after: paging.after }),
+      ...(paging.before !== undefined && { before: paging.before }),
+      limit: paging.limit,
+      ...filter,
+    });
+    return pageOf(page.data, page.more, paging, (e) => e.index, listing);
+  }
+
+  async function listJobs(request: FastifyRequest, query: Query) {
+    const sort = query['sort'] ?? '-createdOn';
+    if (sort !== 'createdOn' && sort !== '-createdOn') throw invalidField('sort', 'must be createdOn or -createdOn');
+    const listing = `jobs:${request.user!.id}:${sort}`;
+    const statuses = readStatusFilter(query, (name) => (JOB_STATUSES as readonly string[]).includes(name), 'job status');
+    const dates = readDates(query);
+    const given = statuses === null && dates === '' ? null : `${filterKey(statuses ?? {})}|${dates}`;
+    const paging = readPaging(query, listing, given);
+    const [statusKey = '', dateKey = ''] = paging.filter.split('|');
+    const filter = statuses ?? parseFilterKey(statusKey);
+    const [since, until] = dateKey.split('~');
+    const page = await jobs.options.store.listJobs({
+      owner: request.user!.id,
+      sort,
+      ...(since && { createdSince: since }),
+      ...(until && { createdUntil: until }),
+      ...(filter.include !== undefined && { include: filter.include as unknown as JobStatus[] }),
+      ...(filter.exclude !== undefined && { exclude: filter.exclude as unknown as JobStatus[] }),
+      ...(paging.after !== undefined && { afterSequence: paging.after }),
+      ...(paging.before !== undefined && { beforeSequence: paging.before }),
+      limit: paging.limit,
+    });
+    const data = page.data.map((job) => ({ job, overview: overview(job) }));
+    const result = pageOf(data, page.more, paging, (item) => item.job.sequence, listing);
+    return { meta: result.meta, data: result.data.map((item) => item.overview) };
+  }
+
+  /** A page with its `meta`: `isTruncated` in the direction of travel, a cursor while another page exists. */
+  function pageOf<T>(data: T[], more: boolean, paging: Paging, keyOf: (item: T) => number, listing: string) {
+    const cameFromPage = paging.after !== undefined || paging.before !== undefined;
+    const meta: { cursor?: string; isTruncated: boolean } = { isTruncated: more };
+    if (data.length > 0 && (more || cameFromPage)) {
+      meta.cursor = context.cursors.encode({
+        listing,
+        filter: paging.filter,
+        limit: paging.limit,
+        first: keyOf(data[0]!),
+        last: keyOf(data[data.length - 1]!),
+      });
+    }
+    return { meta, data };
+  }
+
+  interface Paging {
+    readonly after?: number;
+    readonly before?: number;
+    readonly limit: number;
+    readonly filter: string;
+  }
+
+  /**
+   * `limit`, `cursor` and `cursor:prev`. A cursor brings the limit and filter of the listing it came from: a limit
+   * given again replaces it; a filter given again must be the same (400 otherwise).
+   */
+  function readPaging(query: Query, listing: string, givenFilter: string | null): Paging {
+    const limit = readLimit(query['limit']);
+    const next = query['cursor'];
+    const previous = query['cursor:prev'];
+    if (next !== undefined && previous !== undefined) throw invalidField('cursor', 'give cursor or cursor:prev, not both');
+    const parameter = next !== undefined ? 'cursor' : 'cursor:prev';
+    const cursor = next ?? previous;
+    if (cursor === undefined) return { limit: limit ?? DEFAULT_LIMIT, filter: givenFilter ?? '' };
+    const state: CursorState = context.cursors.decode(cursor, listing, parameter);
+    if (givenFilter !== null && givenFilter !== state.filter) {
+      throw invalidField(parameter, 'the cursor belongs to a listing with another filter');
+    }
+    const common = { limit: limit ?? state.limit, filter: state.filter };
+    return next !== undefined ? { ...common, after: state.last } : { ...common, before: state.first };
+  }
+}
+
+function gone(job: JobRecord): ProblemError {
+  return new ProblemError(410, `The job ${job.id} is ${job.status === 'Expired' ? 'expired' : 'deleted'}.`);
+}
+
+/** The path prefix of the interface version the request came through (base path and `/v2.x`). */
+function prefixOf(request: FastifyRequest): string {
+  const url = request.url;
+  return url.slice(0, url.indexOf('/email-validations'));
+}
+
+/** The client's address; an IPv4-mapped IPv6 address in its IPv4 form. */
+function clientIpOf(request: FastifyRequest): string {
+  const ip = request.ip;
+  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+}
+
+function readLimit(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,4}$/.test(value) || Number(value) < 1 || Number(value) > MAX_LIMIT) {
+    throw invalidField('limit', `must be an integer from 1 to ${MAX_LIMIT}`);
+  }
+  return Number(value);
+}
+
+/**
+ * `status` (or `status:include`; both: their union) and `status:exclude`: comma-separated exact names. Null when
+ * none is given.
+ */
+function readStatusFilter(query: Query, known: (name: string) => boolean, what: string): EntryFilter | null {
+  const list = (parameter: string): string[] | undefined => {
+    const value = query[parameter];
+    if (value === undefined) return undefined;
+    const names = value.split(',').map((name) => name.trim()).filter((name) => name !== '');
+    const unknown = names.find((name) => !known(name));
+    if (unknown !== undefined) throw invalidField(parameter, `${JSON.stringify(unknown)} is not a ${what}`);
+    return names;
+  };
+  const included = [...(list('status') ?? []), ...(list('status:include') ?? [])];
+  const excluded = list('status:exclude');
+  const hasInclude = query['status'] !== undefined || query['status:include'] !== undefined;
+  if (!hasInclude && excluded === undefined) return null;
+  return {
+    ...(hasInclude && { include: [...new Set(included)].sort() as StatusCode[] }),
+    ...(excluded !== undefined && { exclude: [...new Set(excluded)].sort() as StatusCode[] }),
+  };
+}
+
+/** A filter in a canonical text form, kept in cursors. */
+function filterKey(filter: EntryFilter): string {
+  return `${filter.include?.join(',') ?? '*'};${filter.exclude?.join(',') ?? ''}`;
+}
+
+function parseFilterKey(key: string): EntryFilter {
+  if (key === '') return {};
+  const [include = '*', exclude = ''] = key.split(';');
+  return {
+    ...(include !== '*' && { include: (include === '' ? [] : include.split(',')) as StatusCode[] }),
+    ...(exclude !== '' && { exclude: exclude.split(',') as StatusCode[] }),
+  };
+}
+
+/** `createdOn`, `createdOn:since`, `createdOn:until` as `since~until` (inclusive ISO bounds), '' when none. */
+function readDates(query: Query): string {
+  const day = /^\d{4}-\d{2}-\d{2}$/;
+  const read = (parameter: string, end: boolean): string | undefined => {
+    const value = query[parameter];
+    if (value === undefined) return undefined;
+    if (day.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`))) {
+      return `${value}T${end ? '23:59:59.999' : '00:00:00.000'}Z`;
+    }
+    const time = Date.parse(value);
+    if (Number.isNaN(time) || !/^\d{4}-\d{2}-\d{2}T/.test(value)) {
+      throw invalidField(parameter, 'must be a date (yyyy-mm-dd) or an ISO 8601 time');
+    }
+    return new Date(time).toISOString();
+  };
+  const on = query['createdOn'];
+  if (on !== undefined && !day.test(on)) throw invalidField('createdOn', 'must be a date (yyyy-mm-dd)');
+  const since = [read('createdOn', false), read('createdOn:since', false)].filter(Boolean).sort().at(-1);
+  const until = [read('createdOn', true), read('createdOn:until', true)].filter(Boolean).sort().at(0);
+  return since === undefined && until === undefined ? '' : `${since ?? ''}~${until ?? ''}`;
+}

@@ -1,0 +1,145 @@
+/**
+ * Reading a job submission (POST /email-validations, JSON): every field checked, a bad one named by its JSON path in
+ * a 400 problem (`entries[3].custom`). Unknown fields are ignored, as the service does; enumerations are read in any
+ * case and written back in their canonical spelling.
+ */
+import { isIP } from 'node:net';
+import type { Deduplication } from '../engine/dedupe.js';
+import type { Quality } from '../engine/verifier.js';
+import { isGlobalAddress } from '../net/ip-ranges.js';
+import { parseDuration } from '../jobs/duration.js';
+import type { CallbackSettings, JobInput } from '../jobs/types.js';
+import { ProblemError, invalidField } from './problems.js';
+
+export const MAX_INPUT_LENGTH = 1024;
+export const MAX_CUSTOM_LENGTH = 50;
+export const MAX_NAME_LENGTH = 256;
+export const MIN_RETENTION_MS = 5 * 60_000;
+export const MAX_RETENTION_MS = 30 * 24 * 3_600_000;
+
+const QUALITIES: readonly Quality[] = ['Standard', 'High', 'Extreme'];
+const DEDUPLICATIONS: readonly Deduplication[] = ['Off', 'Safe', 'Relaxed'];
+
+export interface Submission {
+  readonly inputs: JobInput[];
+  readonly quality?: Quality;
+  readonly deduplication?: Deduplication;
+  readonly priority?: number;
+  readonly name?: string;
+  readonly retentionMs?: number;
+  readonly callback?: CallbackSettings;
+}
+
+export interface SubmissionLimits {
+  readonly maxEntriesPerJob: number;
+  /** Callback URLs may name non-global addresses (the engine's allowPrivateAddresses). */
+  readonly allowPrivateAddresses: boolean;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The canonical spelling of `value` among `names`, compared without case; null when it is none of them. */
+export function canonical<T extends string>(value: unknown, names: readonly T[]): T | null {
+  if (typeof value !== 'string') return null;
+  const lower = value.toLowerCase();
+  return names.find((name) => name.toLowerCase() === lower) ?? null;
+}
+
+export function readSubmission(body: unknown, limits: SubmissionLimits): Submission {
+  if (!isObject(body)) throw new ProblemError(400, 'The request body must be a JSON object.', '/problems/invalid-body');
+  const entries = body['entries'];
+  if (!Array.isArray(entries)) throw invalidField('entries', 'required, an array of entries');
+  if (entries.length === 0) throw invalidField('entries', 'must hold at least one entry');
+  if (entries.length > limits.maxEntriesPerJob) {
+    throw invalidField('entries', `at most ${limits.maxEntriesPerJob} entries per job, got ${entries.length}`);
+  }
+  const inputs: JobInput[] = new Array(entries.length);
+  for (let i = 0; i < entries.length; i++) inputs[i] = readEntry(entries[i], `entries[${i}]`);
+  const submission: { -readonly [K in keyof Submission]: Submission[K] } = { inputs };
+
+  if (body['quality'] != null) {
+    const quality = canonical(body['quality'], QUALITIES);
+    if (quality === null) throw invalidField('quality', `must be one of ${QUALITIES.join(', ')}`);
+    submission.quality = quality;
+  }
+  if (body['deduplication'] != null) {
+    const deduplication = canonical(body['deduplication'], DEDUPLICATIONS);
+    if (deduplication === null) throw invalidField('deduplication', `must be one of ${DEDUPLICATIONS.join(', ')}`);
+    submission.deduplication = deduplication;
+  }
+  if (body['priority'] != null) {
+    const priority = body['priority'];
+    if (!Number.isInteger(priority) || (priority as number) < 0 || (priority as number) > 255) {
+      throw invalidField('priority', 'must be an integer from 0 to 255');
+    }
+    submission.priority = priority as number;
+  }
+  if (body['name'] != null) {
+    const name = body['name'];
+    if (typeof name !== 'string') throw invalidField('name', 'must be a string');
+    if (name.length > MAX_NAME_LENGTH) throw invalidField('name', `at most ${MAX_NAME_LENGTH} characters`);
+    submission.name = name;
+  }
+  if (body['retention'] != null) submission.retentionMs = readRetention(body['retention']);
+  if (body['callback'] != null) submission.callback = readCallback(body['callback'], limits);
+  return submission;
+}
+
+function readEntry(entry: unknown, path: string): JobInput {
+  if (!isObject(entry)) throw invalidField(path, 'must be an object with inputData');
+  const inputData = entry['inputData'];
+  if (typeof inputData !== 'string') throw invalidField(`${path}.inputData`, 'required, a string');
+  if (inputData.length > MAX_INPUT_LENGTH) throw invalidField(`${path}.inputData`, `at most ${MAX_INPUT_LENGTH} characters`);
+  const custom = entry['custom'];
+  if (custom == null) return { inputData };
+  if (typeof custom !== 'string') throw invalidField(`${path}.custom`, 'must be a string');
+  if (custom.length > MAX_CUSTOM_LENGTH) throw invalidField(`${path}.custom`, `at most ${MAX_CUSTOM_LENGTH} characters`);
+  return { inputData, custom };
+}
+
+/** A retention period, `[d.]h:m:s[.f]`, from 0:05:00 to 30.00:00:00. */
+export function readRetention(value: unknown): number {
+  const ms = typeof value === 'string' ? parseDuration(value) : null;
+  if (ms === null) throw invalidField('retention', 'must be a duration [d.]hh:mm:ss');
+  if (ms < MIN_RETENTION_MS || ms > MAX_RETENTION_MS) throw invalidField('retention', 'must be from 0:05:00 to 30.00:00:00');
+  return ms;
+}
+
+function readCallback(value: unknown, limits: SubmissionLimits): CallbackSettings {
+  if (!isObject(value)) throw invalidField('callback', 'must be an object with url');
+  const url = value['url'];
+  if (typeof url !== 'string') throw invalidField('callback.url', 'required, an absolute http or https URL');
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw invalidField('callback.url', 'must be an absolute http or https URL');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw invalidField('callback.url', 'must be an absolute http or https URL');
+  }
+  if (!limits.allowPrivateAddresses && !isPublicHost(parsed.hostname)) {
+    throw invalidField('callback.url', 'must not name a local or private address');
+  }
+  const version = value['version'] ?? '1.1';
+  if (version !== '1.0' && version !== '1.1') throw invalidField('callback.version', 'must be "1.0" or "1.1"');
+  const skip = value['skipServerCertificateValidation'] ?? false;
+  if (typeof skip !== 'boolean') throw invalidField('callback.skipServerCertificateValidation', 'must be true or false');
+  return { url: parsed.href, version, skipServerCertificateValidation: skip };
+}
+
+/** A host name that may be public: not `localhost`, and an IP literal only when it is a global address. */
+function isPublicHost(hostname: string): boolean {
+  const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  if (host === 'localhost' || host.endsWith('.localhost')) return false;
+  return isIP(host) === 0 || isGlobalAddress(host);
+}
+
+/** `waitTime`: an integer 0–30000 (milliseconds); absent: 0. */
+export function readWaitTime(value: unknown): number {
+  if (value === undefined) return 0;
+  const text = String(value);
+  if (!/^\d{1,5}$/.test(text) || Number(text) > 30_000) throw invalidField('waitTime', 'must be an integer from 0 to 30000');
+  return Number(text);
+}
