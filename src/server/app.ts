@@ -144,7 +144,7 @@ async function build(
   serverFactory: ((handler: (req: IncomingMessage, res: ServerResponse) => void) => Server) | undefined,
 ): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger === true ? { redact: ['req.headers.authorization', 'req.headers.cookie'] } : (options.logger ?? false),
+    logger: loggerOptions(options.logger),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     trustProxy: options.trustProxy ?? false,
     ...(serverFactory !== undefined && { serverFactory }),
@@ -153,6 +153,17 @@ async function build(
   await app.register(compress, { global: true });
   await app.register(mailverify, options);
   return app;
+}
+
+const REDACTED = ['req.headers.authorization', 'req.headers.cookie', 'req.body.password'];
+
+/** Fastify's logger options with credentials redacted, whatever the caller passed. */
+function loggerOptions(logger: StandaloneOptions['logger']): FastifyServerOptions['logger'] {
+  if (logger === undefined || logger === false) return false;
+  if (logger === true) return { redact: REDACTED };
+  const redact = (logger as { redact?: string[] | { paths: string[]; censor?: unknown } }).redact;
+  const paths = [...new Set([...(Array.isArray(redact) ? redact : (redact?.paths ?? [])), ...REDACTED])];
+  return { ...logger, redact: Array.isArray(redact) || redact === undefined ? paths : { ...redact, paths } } as FastifyServerOptions['logger'];
 }
 
 /** The SQLite store of a data folder. */

@@ -84,3 +84,55 @@ describe('embedding', () => {
     );
   });
 });
+
+describe('logging and client addresses', () => {
+  it('logs requests as JSON lines without credentials; trusts X-Forwarded-For only from a configured proxy', async () => {
+    const { Writable } = await import('node:stream');
+    const { createServer } = await import('../../src/server/index.js');
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(...String(chunk).split('\n').filter((line) => line !== ''));
+        done();
+      },
+    });
+    const app = await createServer({
+      dataDir: join(dir, 'logged'),
+      rootUsername: USER,
+      rootPassword: PASSWORD,
+      verifier: { checks: 'syntax' },
+      logger: { level: 'info', stream, serializers: { req: (req: { headers: unknown; method: string; url: string }) => ({ method: req.method, url: req.url, headers: req.headers }) } },
+      trustProxy: '127.0.0.1',
+    });
+    const origin = await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const forwarded = await fetch(`${origin}/v2.7/email-validations?waitTime=5000`, {
+        method: 'POST',
+        headers: { ...headers, 'x-forwarded-for': '203.0.113.9' },
+        body,
+      });
+      expect(((await forwarded.json()) as { overview: { clientIP: string } }).overview.clientIP).toBe('203.0.113.9');
+      await fetch(`${origin}/v2.7/auth/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: USER, password: PASSWORD }) });
+      await fetch(`${origin}/v2.7/email-validations`, { headers: { authorization: 'Basic d3Jvbmc6d3Jvbmc=' } });
+    } finally {
+      await app.close();
+    }
+    expect(lines.length).toBeGreaterThan(3);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    const text = lines.join('\n');
+    expect(text).toContain('[Redacted]');
+    for (const secret of [PASSWORD, headers.authorization.slice(6), 'd3Jvbmc6d3Jvbmc=']) expect(text).not.toContain(secret);
+  });
+
+  it('takes the address of the connection when no proxy is trusted', async () => {
+    const { createServer } = await import('../../src/server/index.js');
+    const app = await createServer({ dataDir: join(dir, 'direct'), rootUsername: USER, rootPassword: PASSWORD, verifier: { checks: 'syntax' } });
+    const origin = await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const answer = await fetch(`${origin}/v2.7/email-validations`, { method: 'POST', headers: { ...headers, 'x-forwarded-for': '203.0.113.9' }, body });
+      expect(((await answer.json()) as { overview: { clientIP: string } }).overview.clientIP).toBe('127.0.0.1');
+    } finally {
+      await app.close();
+    }
+  });
+});
