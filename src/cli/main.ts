@@ -420,7 +420,8 @@ async function check(options: CheckOptions): Promise<void> {
 function runState(path: string, source: Readable, input: InputState, tally: Tally): RunState {
   let totalBytes: number | undefined;
   try {
-    if (path !== '-' && statSync(path).isFile()) totalBytes = statSync(path).size;
+    const stats = path === '-' ? undefined : statSync(path);
+    if (stats?.isFile() === true) totalBytes = stats.size;
   } catch {
     // An input that cannot be read is reported by its stream.
   }

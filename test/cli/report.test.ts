@@ -1,6 +1,6 @@
 // The progress line and the summary (src/cli/report.ts). A child process cannot easily be given a terminal, so the
-// progress line is drawn here on a stand-in: a PassThrough stream that says it is a TTY of a given width (the one
-// fault-free substitute in these tests; the command's own stderr, a pipe in the CLI tests, shows no progress line).
+// progress line is drawn here on a stand-in terminal: a PassThrough stream that says it is a TTY of a given width.
+// The CLI tests check the other side: with standard error a pipe, the command draws no progress line.
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../src/engine/entry.js';
@@ -13,9 +13,7 @@ function fakeTerminal(columns: number) {
   return { stream, written: () => written };
 }
 
-function state(values: Partial<{ done: number; read: number; inputEnded: boolean; bytesRead: number; totalBytes: number }>) {
-  return { done: 0, read: 0, inputEnded: false, bytesRead: undefined, totalBytes: undefined, ...values } as RunState & Record<string, unknown>;
-}
+const state = (values: Partial<RunState>): RunState => ({ done: 0, read: 0, inputEnded: false, bytesRead: undefined, totalBytes: undefined, ...values });
 
 /** The lines drawn on the terminal, each from column 1 (ESC [ 1 G) to a clear to its end (ESC [ 0 K). */
 const drawn = (text: string): string[] => [...text.matchAll(/\x1b\[1G(.*?)\x1b\[0K/g)].map((match) => match[1]!);
