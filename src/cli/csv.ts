@@ -136,10 +136,10 @@ function readableOrEnd(parser: Parser): Promise<void> {
 const EVENTS = ['readable', 'end', 'error', 'close'] as const;
 
 /**
- * Records as CSV text, each ended by a line break. A field is quoted when it holds the delimiter, a quote or a line
- * break, or starts or ends with white space (which a reader might trim).
+ * Records as CSV text, each ended by a line feed. A field is quoted when it holds a comma, a quote, a CR or an LF
+ * (csv-stringify's defaults, which also keep a field that holds a lone CR whole for readers that end records at a CR);
+ * white space at a field's edges is kept as it is, as RFC 4180 reads it.
  */
 export function csvText(records: readonly (readonly string[])[]): string {
-  return stringify(records as string[][], CSV_OUTPUT);
+  return stringify(records as string[][]);
 }
-const CSV_OUTPUT = { quoted_match: /^\s|\s$/ };
