@@ -3,18 +3,20 @@
  *
  *   mailverify check [file|-] [--checks syntax|dns|smtp] [--dns-server IP[:PORT]]... [--max-connections N]
  *                    [--helo-name NAME] [--mail-from ADDRESS] [--smtp-port N] [--quality Standard|High|Extreme]
- *                    [--deduplication Off|Safe|Relaxed] [--input text|csv|jsonl] [--column N] [--delimiter C]
- *                    [--header] [--output jsonl|csv] [--out FILE]
+ *                    [--deduplication Off|Safe|Relaxed] [--input text|csv|tsv|jsonl] [--column N|NAME]
+ *                    [--delimiter C] [--header] [--output jsonl|csv] [--out FILE] [--quiet]
  *
  * Reads one address per line (or one CSV column) and writes one result per input, in input order.
  */
-import { createReadStream, createWriteStream, readFileSync, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync, statSync, type ReadStream, type WriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { DEDUPLICATION_MODES, type Deduplication } from '../engine/dedupe.js';
 import { ENTRY_FIELDS } from '../engine/entry.js';
 import { createVerifier, type BatchInput, type Quality } from '../engine/verifier.js';
-import { CsvRecordReader } from './csv.js';
-import { BatchedWriter, csvLine } from './output.js';
+import { csvAddresses, csvText, MAX_RECORD_SIZE } from './csv.js';
+import { BatchedWriter } from './output.js';
+import { ProgressLine, Tally, type RunState } from './report.js';
 
 const USAGE = `Usage: mailverify check [file|-] [options]
 
@@ -40,20 +42,37 @@ Options:
   --max-connections N     SMTP connections open at once (default 50); addresses are grouped by mail
                           exchanger, so one connection serves many of them
   --deduplication MODE    Off (default), Safe or Relaxed: later copies of an address are Duplicate
-  --input text|csv|jsonl  input format (default: csv for *.csv files, jsonl for *.jsonl files, text
-                          otherwise); jsonl: one JSON value per line, an address or
+  --input FORMAT          text, csv, tsv or jsonl (default: by the file name's ending, .csv, .tsv or
+                          .jsonl; text otherwise, and for standard input); tsv is csv with tabs;
+                          jsonl: one JSON value per line, an address or
                           {"inputData": ADDRESS, "custom": TEXT}, whose custom text comes back in its result
-  --column N              zero-based CSV column holding the address (default 0)
-  --delimiter C           CSV delimiter (default ","); "\t" or "tab" for tabs
-  --header                the first CSV record is a header, not an address
+  --column N|NAME         CSV/TSV: the column holding the addresses, a zero-based index (default 0) or
+                          a name in the header (implies --header)
+  --delimiter C           CSV: the field delimiter (default ","); "\t" or "tab" for tabs
+  --header                CSV/TSV: the first record is a header, not an address
   --output jsonl|csv      output format (default jsonl)
   --out FILE              write the results to FILE instead of standard output
+  -q, --quiet             no progress line and no summary
   -h, --help              this text
   --version               the version of mailverify
 
 In text input each line is one address; a trailing CR (CRLF line ending) is removed and the final
 line break does not start an entry. Every other line, blank ones included, gets a result; a line
-longer than 65,536 characters is cut there. A byte order mark at the start of the input is dropped.`;
+longer than 65,536 characters is cut there. A byte order mark at the start of the input is dropped.
+
+CSV and TSV input follow RFC 4180: quoted fields may hold delimiters, quotes ("") and line breaks;
+a quote inside an unquoted field is kept as it is. Blank lines are skipped. Malformed CSV (a quote
+never closed), a record over ${MAX_RECORD_SIZE.toLocaleString('en')} characters, a record without the address
+column and a header without the named column stop the run with an error naming the line: the
+results of the records before it are written, and the exit code is 1.
+
+On standard error: a progress line (count, addresses per second, time left) when standard error is
+a terminal and the results go to a file or a pipe; and a summary at the end of a complete run
+(counts by classification and by status), also when standard error is not a terminal. --quiet
+leaves out both; errors are still reported.
+
+Exit codes: 0 done (or the reader of the output went away), 1 an input or output error, 2 a usage
+error.`;
 
 class UsageError extends Error {}
 
@@ -80,12 +99,23 @@ interface CheckOptions {
   passDelayMs: number | undefined;
   dnsTimeoutMs: number | undefined;
   deduplication: Deduplication;
-  input: 'text' | 'csv' | 'jsonl';
+  input: InputFormat;
   out: string | undefined;
-  column: number;
+  /** CSV and TSV: a zero-based index or a header name. */
+  column: number | string;
   delimiter: string;
   header: boolean;
   output: 'jsonl' | 'csv';
+  quiet: boolean;
+}
+
+const INPUT_FORMATS = ['text', 'csv', 'tsv', 'jsonl'] as const;
+type InputFormat = (typeof INPUT_FORMATS)[number];
+
+/** The input format a file name's ending implies (standard input, "-", is text). */
+function formatOf(source: string): InputFormat {
+  const ending = /\.(csv|tsv|jsonl)$/i.exec(source)?.[1]?.toLowerCase();
+  return (ending as InputFormat | undefined) ?? 'text';
 }
 
 function parseCheckOptions(argv: string[]): CheckOptions | null {
@@ -106,9 +136,10 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
       'dns-timeout': { type: 'string' },
       deduplication: { type: 'string', default: 'Off' },
       input: { type: 'string' },
-      column: { type: 'string', default: '0' },
-      delimiter: { type: 'string', default: ',' },
-      header: { type: 'boolean', default: false },
+      column: { type: 'string' },
+      delimiter: { type: 'string' },
+      header: { type: 'boolean' },
+      quiet: { type: 'boolean', short: 'q', default: false },
       output: { type: 'string', default: 'jsonl' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -137,18 +168,33 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   if (!DEDUPLICATION_MODES.includes(deduplication)) {
     throw new UsageError(`--deduplication must be one of ${DEDUPLICATION_MODES.join(', ')}, got ${values.deduplication}`);
   }
-  const lowerSource = source.toLowerCase();
-  const input = values.input ?? (lowerSource.endsWith('.csv') ? 'csv' : lowerSource.endsWith('.jsonl') ? 'jsonl' : 'text');
-  if (input !== 'text' && input !== 'csv' && input !== 'jsonl') throw new UsageError(`--input must be text, csv or jsonl, got ${input}`);
-  const column = Number(values.column);
-  if (!Number.isInteger(column) || column < 0) throw new UsageError(`--column must be a zero-based integer, got ${values.column}`);
+  const input = (values.input ?? formatOf(source)) as InputFormat;
+  if (!INPUT_FORMATS.includes(input)) throw new UsageError(`--input must be text, csv, tsv or jsonl, got ${input}`);
+  const tabular = input === 'csv' || input === 'tsv';
+  if (!tabular) {
+    // The CSV options would be silently ignored: refused instead.
+    const csvOnly = (['column', 'header', 'delimiter'] as const).filter((name) => values[name] !== undefined);
+    if (csvOnly.length > 0) {
+      const why = values.input !== undefined ? `not to --input ${input}` : `${source === '-' ? 'standard input' : JSON.stringify(source)} is read as ${input}`;
+      throw new UsageError(`--${csvOnly[0]} applies to CSV and TSV input, ${why}; add --input csv or --input tsv to read it as CSV`);
+    }
+  }
+  const column = values.column === undefined ? 0 : /^\d+$/.test(values.column) ? Number(values.column) : values.column;
+  if (typeof column === 'number' && !Number.isSafeInteger(column)) throw new UsageError(`--column ${values.column} is too large`);
+  if (column === '' || (typeof column === 'string' && /^\s*-?\d+(\.\d*)?\s*$/.test(column))) {
+    throw new UsageError(`--column must be a zero-based index or a header name, got ${JSON.stringify(values.column)}`);
+  }
   if (values.output !== 'jsonl' && values.output !== 'csv') {
     throw new UsageError(`--output must be jsonl or csv, got ${values.output}`);
   }
-  const delimiter = values.delimiter === '\\t' || values.delimiter.toLowerCase() === 'tab' ? '\t' : values.delimiter;
-  if (delimiter.length !== 1) throw new UsageError(`--delimiter must be one character, "\\t" or "tab"`);
+  const delimiterText = values.delimiter ?? (input === 'tsv' ? '\t' : ',');
+  const delimiter = delimiterText === '\\t' || delimiterText.toLowerCase() === 'tab' ? '\t' : delimiterText;
+  if (delimiter.length !== 1 || delimiter === '"' || delimiter === '\r' || delimiter === '\n') {
+    throw new UsageError(`--delimiter must be one character other than a quote or a line break, "\\t" or "tab", got ${JSON.stringify(delimiterText)}`);
+  }
+  if (input === 'tsv' && delimiter !== '\t') throw new UsageError(`TSV input is tab-separated; use --input csv --delimiter ${delimiterText} for another delimiter`);
   const dnsServers = values['dns-server'];
-  return { source, checks, heloName: values['helo-name'], mailFrom: values['mail-from'], smtpPort, quality, allowPrivateAddresses: values['allow-private-addresses'], dnsServers, maxConnections, passes, passDelayMs, dnsTimeoutMs, deduplication, input, out: values.out, column, delimiter, header: values.header, output: values.output };
+  return { source, checks, heloName: values['helo-name'], mailFrom: values['mail-from'], smtpPort, quality, allowPrivateAddresses: values['allow-private-addresses'], dnsServers, maxConnections, passes, passDelayMs, dnsTimeoutMs, deduplication, input, out: values.out, column, delimiter, header: values.header ?? false, output: values.output, quiet: values.quiet };
 }
 
 /** A flag's whole number from `min` up, or undefined when the flag is absent. */
@@ -161,64 +207,59 @@ function wholeNumber(text: string | undefined, flag: string, min: number): numbe
   return value;
 }
 
-/** The addresses of the input, in order: lines of a text file, or one column of each CSV record. */
-function readAddresses(options: CheckOptions): AsyncIterableIterator<BatchInput> {
-  const lines = itemsOf(readBatches(options));
-  return options.input === 'jsonl' ? jsonItems(lines) : lines;
+/** The inputs of the source in batches, in order: lines of text, JSON Lines items, or one column of CSV records. */
+function inputBatches(options: CheckOptions, stream: Readable): AsyncGenerator<BatchInput[]> {
+  switch (options.input) {
+    case 'csv':
+    case 'tsv':
+      return csvAddresses(stream, { delimiter: options.delimiter, column: options.column, header: options.header });
+    case 'jsonl':
+      return jsonBatches(lineBatches(stream));
+    default:
+      return lineBatches(stream);
+  }
 }
 
 /**
  * The inputs of JSON Lines: each line an address or `{ "inputData": ADDRESS, "custom": TEXT }`. A line that is not
- * one of those is an input error naming it (blank lines are inputs too, in every format: here they are not JSON).
+ * one of those is an input error naming it, after the inputs before it (blank lines are inputs too, in every format:
+ * here they are not JSON).
  */
-function jsonItems(lines: AsyncIterableIterator<string>): AsyncIterableIterator<BatchInput> {
+async function* jsonBatches(lines: AsyncGenerator<string[]>): AsyncGenerator<BatchInput[]> {
   let number = 0;
-  const items: AsyncIterableIterator<BatchInput> = {
-    next: async () => {
-      const line = await lines.next();
-      if (line.done === true) return line;
+  for await (const batch of lines) {
+    const items: BatchInput[] = [];
+    for (const line of batch) {
       number++;
-      let value: unknown;
-      try {
-        value = JSON.parse(line.value);
-      } catch {
-        throw new Error(`line ${number} of the input is not JSON: ${JSON.stringify(line.value.slice(0, 80))}`);
+      const item = jsonItem(line, number);
+      if (item instanceof Error) {
+        if (items.length > 0) yield items;
+        throw item;
       }
-      const item = value as { inputData?: unknown; custom?: unknown } | null;
-      const isItem =
-        typeof value === 'string' ||
-        (typeof item === 'object' && item !== null && typeof item.inputData === 'string' && (item.custom === undefined || typeof item.custom === 'string'));
-      if (!isItem) throw new Error(`line ${number} of the input is neither an address nor {"inputData": ..., "custom": ...}`);
-      return { done: false, value: value as BatchInput };
-    },
-    return: async () => {
-      await lines.return?.();
-      return { done: true, value: undefined };
-    },
-    [Symbol.asyncIterator]: () => items,
-  };
-  return items;
+      items.push(item);
+    }
+    yield items;
+  }
 }
 
-/** The addresses of the input, a batch per chunk read. */
-async function* readBatches(options: CheckOptions): AsyncGenerator<string[]> {
-  const stream = options.source === '-' ? process.stdin : createReadStream(options.source);
+function jsonItem(line: string, number: number): BatchInput | Error {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return new Error(`line ${number} of the input is not JSON: ${JSON.stringify(line.slice(0, 80))}`);
+  }
+  const item = value as { inputData?: unknown; custom?: unknown } | null;
+  const isItem =
+    typeof value === 'string' ||
+    (typeof item === 'object' && item !== null && typeof item.inputData === 'string' && (item.custom === undefined || typeof item.custom === 'string'));
+  return isItem ? (value as BatchInput) : new Error(`line ${number} of the input is neither an address nor {"inputData": ..., "custom": ...}`);
+}
+
+/** The lines of the input, a batch per chunk read. */
+async function* lineBatches(stream: Readable): AsyncGenerator<string[]> {
   stream.setEncoding('utf8');
   const chunks = withoutByteOrderMark(stream);
-  if (options.input === 'csv') {
-    const reader = new CsvRecordReader(options.delimiter);
-    let skipHeader = options.header;
-    const columns = (records: string[][]): string[] => {
-      if (skipHeader && records.length > 0) {
-        skipHeader = false;
-        records = records.slice(1);
-      }
-      return records.map((record) => record[options.column] ?? '');
-    };
-    for await (const chunk of chunks) yield columns(reader.push(chunk));
-    yield columns(reader.end());
-    return;
-  }
   // Lines are cut from each chunk by index; only a line split across chunks is joined, and only up to MAX_LINE: the
   // rest of a longer line is skipped as it arrives, so a huge line costs neither memory nor repeated searches.
   let pending = '';
@@ -275,21 +316,39 @@ async function* withoutByteOrderMark(stream: AsyncIterable<unknown>): AsyncGener
 const lineAt = (text: string, start: number, end: number): string =>
   text.slice(start, end > start && text.charCodeAt(end - 1) === 0x0d ? end - 1 : end);
 
+/** What the command knows of its input while it runs: the progress line and the end of the run read it. */
+class InputState {
+  read = 0;
+  ended = false;
+  /** The input's error (an unreadable file, malformed CSV): the inputs before it are verified, then it is reported. */
+  error: Error | undefined;
+}
+
 /**
  * The items of the batches one by one. An item of the batch at hand is served at once, without resuming a
- * generator (a million resumptions cost more than the lists and suggestions of a million addresses).
+ * generator (a million resumptions cost more than the lists and suggestions of a million addresses). An error of the
+ * input ends the items; it is kept in `state`, so the items before it still get their results.
  */
-function itemsOf<T>(batches: AsyncGenerator<T[]>): AsyncIterableIterator<T> {
+function itemsOf<T>(batches: AsyncGenerator<T[]>, state: InputState): AsyncIterableIterator<T> {
   let batch: T[] = [];
   let at = 0;
   const refill = async (): Promise<IteratorResult<T>> => {
-    for (;;) {
-      const next = await batches.next();
-      if (next.done === true) return { done: true, value: undefined };
+    while (!state.ended) {
+      let next: IteratorResult<T[]>;
+      try {
+        next = await batches.next();
+      } catch (error) {
+        state.error = error as Error;
+        break;
+      }
+      if (next.done === true) break;
       batch = next.value;
       at = 0;
+      state.read += batch.length;
       if (batch.length > 0) return { done: false, value: batch[at++]! };
     }
+    state.ended = true;
+    return { done: true, value: undefined };
   };
   const items: AsyncIterableIterator<T> = {
     next: () => (at < batch.length ? Promise.resolve({ done: false, value: batch[at++]! }) : refill()),
@@ -306,7 +365,6 @@ function itemsOf<T>(batches: AsyncGenerator<T[]>): AsyncIterableIterator<T> {
 
 async function check(options: CheckOptions): Promise<void> {
   const out = options.out === undefined ? process.stdout : await openOutput(options.out);
-  if (options.output === 'csv') out.write(ENTRY_FIELDS.join(',') + '\n');
   const verifier = usage(() =>
     createVerifier({
       checks: options.checks,
@@ -320,23 +378,69 @@ async function check(options: CheckOptions): Promise<void> {
       smtp: { port: options.smtpPort, maxConnections: options.maxConnections },
     }),
   );
-  const entries = verifier.verifyMany(readAddresses(options), {
-    deduplication: options.deduplication,
-    // A file's results line up with its lines.
-    order: 'input',
-  });
+  const started = performance.now();
+  const source = options.source === '-' ? process.stdin : createReadStream(options.source);
+  const input = new InputState();
+  const tally = new Tally();
+  // On a terminal only, and not on the one the results are printed to (the line would be drawn among them).
+  const showProgress = !options.quiet && process.stderr.isTTY === true && !(out === process.stdout && process.stdout.isTTY === true);
+  const progress = showProgress ? new ProgressLine(process.stderr, runState(options.source, source, input, tally)) : undefined;
   const writer = new BatchedWriter(out);
-  const jsonl = options.output === 'jsonl';
-  for await (const entry of entries) {
-    const wait = jsonl ? writer.addJsonLine(entry) : writer.add(csvLine(entry) + '\n');
-    if (wait !== undefined) await wait;
-    if (writer.error !== undefined) break; // stops reading the input too
+  try {
+    progress?.start();
+    if (options.output === 'csv') writer.add(csvText([ENTRY_FIELDS]));
+    const entries = verifier.verifyMany(itemsOf(inputBatches(options, source), input), {
+      deduplication: options.deduplication,
+      // A file's results line up with its lines.
+      order: 'input',
+    });
+    const jsonl = options.output === 'jsonl';
+    for await (const entry of entries) {
+      tally.add(entry);
+      const wait = jsonl ? writer.addJsonLine(entry) : writer.addCsvRecord(entry);
+      if (wait !== undefined) await wait;
+      if (writer.error !== undefined) break; // stops reading the input too
+    }
+    await writer.end();
+  } finally {
+    progress?.stop();
+    await verifier.close();
+    if (out !== process.stdout) await new Promise<void>((resolve) => (out as WriteStream).end(resolve));
   }
-  await writer.end();
-  await verifier.close();
-  if (out !== process.stdout) await new Promise<void>((resolve) => (out as WriteStream).end(resolve));
-  // The reader of a pipe that went away (`| head`) wanted no more: not an error.
-  if (writer.error !== undefined && writer.error.code !== 'EPIPE') throw writer.error;
+  // The reader of a pipe that went away (`| head`) wanted no more: not an error, and nothing more to say.
+  if (writer.error !== undefined) {
+    if (writer.error.code === 'EPIPE') return;
+    throw writer.error;
+  }
+  if (input.error !== undefined) throw input.error;
+  if (!options.quiet) process.stderr.write(tally.summary((performance.now() - started) / 1000));
+}
+
+/** The run's counters as the progress line reads them; the size of the input when it is a file. */
+function runState(path: string, source: Readable, input: InputState, tally: Tally): RunState {
+  let totalBytes: number | undefined;
+  try {
+    const stats = path === '-' ? undefined : statSync(path);
+    if (stats?.isFile() === true) totalBytes = stats.size;
+  } catch {
+    // An input that cannot be read is reported by its stream.
+  }
+  const file = path === '-' ? undefined : (source as ReadStream);
+  return {
+    get done() {
+      return tally.count;
+    },
+    get read() {
+      return input.read;
+    },
+    get inputEnded() {
+      return input.ended;
+    },
+    get bytesRead() {
+      return file?.bytesRead;
+    },
+    totalBytes,
+  };
 }
 
 /** A file for the results, open and ready (an error opening it, such as EACCES, is reported before any work). */

@@ -6,7 +6,7 @@
  * is about to wait for something (more input, DNS, SMTP), so results still appear as soon as they are known.
  */
 import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
-import { csvField } from './csv.js';
+import { csvText } from './csv.js';
 
 /**
  * A JSON string literal: the string quoted as it is when nothing in it needs an escape (the common case), else
@@ -57,11 +57,18 @@ export function jsonLine(entry: Entry): string {
   return line + '}';
 }
 
-export function csvLine(entry: Entry): string {
-  let line = '';
-  for (let f = 0; f < ENTRY_FIELDS.length; f++) line += (f === 0 ? '' : ',') + csvField(entry[ENTRY_FIELDS[f]!]);
-  return line;
+/** The entry as a CSV record, fields in ENTRY_FIELDS order: absent ones empty, the suggestions joined by spaces. */
+export function csvRecord(entry: Entry): string[] {
+  const record: string[] = [];
+  for (const field of ENTRY_FIELDS) {
+    const value = entry[field];
+    record.push(value === undefined ? '' : Array.isArray(value) ? value.join(' ') : String(value));
+  }
+  return record;
 }
+
+/** CSV records are turned into text this many at a time (csv-stringify reads its options once per call). */
+const CSV_RECORDS_PER_BATCH = 512;
 
 // --- JSON lines encoded straight into the output buffer. ---
 
@@ -184,6 +191,7 @@ export class BatchedWriter {
   private flushScheduled = false;
   private drained: Promise<void> | null = null;
 
+  private csvRecords: string[][] = [];
   private waken: (() => void) | null = null;
   /** The stream's error (EPIPE once the reader of a pipe has gone): nothing more is written after it. */
   error: NodeJS.ErrnoException | undefined;
@@ -203,6 +211,20 @@ export class BatchedWriter {
     this.used = putJsonLine(this.buffer, this.used, entry);
     this.scheduleFlush();
     return this.drained ?? undefined;
+  }
+
+  /** Adds the entry as a CSV record (`csvRecord(entry)`). */
+  addCsvRecord(entry: Entry): Promise<void> | undefined {
+    this.csvRecords.push(csvRecord(entry));
+    if (this.csvRecords.length >= CSV_RECORDS_PER_BATCH) return this.takeCsvRecords();
+    this.scheduleFlush();
+    return this.drained ?? undefined;
+  }
+
+  private takeCsvRecords(): Promise<void> | undefined {
+    const records = this.csvRecords;
+    this.csvRecords = [];
+    return this.add(csvText(records));
   }
 
   add(text: string): Promise<void> | undefined {
@@ -235,6 +257,7 @@ export class BatchedWriter {
   }
 
   private flush(): void {
+    if (this.csvRecords.length > 0) this.takeCsvRecords();
     if (this.used === 0 || this.error !== undefined) return;
     const batch = this.buffer.subarray(0, this.used);
     // The stream may hold on to the written buffer until it is sent: the next batch gets a new one.

@@ -7,14 +7,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type LabDnsServer } from '../lab/dns-server.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
-import { CsvRecordReader, csvField } from '../../src/cli/csv.js';
+import { parse } from 'csv-parse/sync';
+import { ENTRY_FIELDS } from '../../src/engine/entry.js';
 
 const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'mailverify-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function mailverify(args: string[], stdin?: string) {
-  const r = spawnSync(process.execPath, [cli, ...args], { input: stdin, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [cli, ...args], { input: stdin, encoding: 'utf8', maxBuffer: 1 << 26 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -63,7 +64,7 @@ describe('mailverify check --checks syntax', () => {
     writeFileSync(file, 'name,email\r\n"Doe, Jo","jo@example.org"\r\nAl,"al@@example.org"\r\n"Multi\nline",x@y.org');
     const { code, stdout } = mailverify(['check', file, '--column', '1', '--header', '--output', 'csv']);
     expect(code).toBe(0);
-    const records = new CsvRecordReader(',').push(stdout).filter((r) => r.length > 1);
+    const records = parse(stdout) as string[][];
     expect(records[0]!.slice(0, 4)).toEqual(['index', 'inputData', 'classification', 'status']);
     expect(records.slice(1).map((r) => [r[0], r[1], r[3]])).toEqual([
       ['0', 'jo@example.org', 'Success'],
@@ -193,6 +194,120 @@ describe('mailverify check --checks syntax', () => {
   });
 });
 
+describe('mailverify check: CSV and TSV input', () => {
+  const addresses = (stdout: string) => jsonLines(stdout).map((e) => e.inputData);
+
+  it('reads any file or standard input as CSV or TSV with --input, and .csv and .tsv files by their name', () => {
+    const csv = join(dir, 'people-csv.txt');
+    writeFileSync(csv, 'name,email\nJane,jane@example.org\n');
+    expect(addresses(mailverify(['check', csv, '--input', 'csv', '--column', '1', '--header']).stdout)).toEqual(['jane@example.org']);
+    expect(addresses(mailverify(['check', '-', '--input', 'csv', '--column', '1', '--header'], 'name,email\nJoe,joe@example.org\n').stdout)).toEqual(['joe@example.org']);
+    expect(addresses(mailverify(['check', '-', '--input', 'tsv', '--column', '1'], 'Joe\tjoe@example.org\n').stdout)).toEqual(['joe@example.org']);
+    const tsv = join(dir, 'people.TSV');
+    writeFileSync(tsv, 'Jane\t"jane,doe@example.org"\r\n');
+    expect(addresses(mailverify(['check', tsv, '--column', '1']).stdout)).toEqual(['jane,doe@example.org']);
+    expect(mailverify(['check', tsv, '--delimiter', ';'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/TSV input is tab-separated; use --input csv --delimiter ;/) });
+  });
+
+  it('refuses --column, --header and --delimiter for text and JSON Lines input, rather than ignore them', () => {
+    const text = join(dir, 'plain.txt');
+    writeFileSync(text, 'name,email\n');
+    for (const extra of [['--column', '1'], ['--header'], ['--delimiter', ';']]) {
+      const refused = mailverify(['check', text, ...extra]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`${extra[0]} applies to CSV and TSV input, "${text}" is read as text; add --input csv or --input tsv`);
+      expect(refused.stdout).toBe('');
+    }
+    expect(mailverify(['check', '-', '--column', 'email'], 'a@b.org\n')).toMatchObject({ code: 2, stderr: expect.stringMatching(/standard input is read as text/) });
+    expect(mailverify(['check', '-', '--input', 'jsonl', '--header'], '"a@b.org"\n')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--header applies to CSV and TSV input, not to --input jsonl/) });
+  });
+
+  it('selects the column by its name in the header: as written, else ignoring case', () => {
+    const input = 'id,Name,E-mail Address\n1,Jane,jane@example.org\n2,"Doe, Joe",joe@example.org\n';
+    for (const name of ['E-mail Address', 'e-mail address']) {
+      const { code, stdout } = mailverify(['check', '-', '--input', 'csv', '--column', name], input);
+      expect(code).toBe(0);
+      expect(addresses(stdout)).toEqual(['jane@example.org', 'joe@example.org']);
+    }
+    // A number is an index (zero-based); the header is then read only with --header.
+    expect(addresses(mailverify(['check', '-', '--input', 'csv', '--column', '2', '--header'], input).stdout)).toEqual(['jane@example.org', 'joe@example.org']);
+  });
+
+  it('reports a header without the named column, listing its columns', () => {
+    const result = mailverify(['check', '-', '--input', 'csv', '--column', 'email'], 'id,Name,E-mail Address\n1,Jane,jane@example.org\n');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('mailverify: the header (line 1 of the input) has no column "email"; its columns are "id", "Name", "E-mail Address"\n');
+    expect(result.stdout).toBe('');
+  });
+
+  it('reports a record without the address column by its line, after the results of the records before it', () => {
+    // A quoted field over two CRLF lines, a blank line, then a record of one field.
+    const input = 'a,jane@example.org\r\n"multi\r\nline",joe@example.org\r\n\r\nshort\r\nz,never@example.org\r\n';
+    const result = mailverify(['check', '-', '--input', 'csv', '--column', '1'], input);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('mailverify: line 5 of the input has 1 field, no column 1 (zero-based)\n');
+    expect(addresses(result.stdout)).toEqual(['jane@example.org', 'joe@example.org']);
+  });
+
+  it('reports a quote never closed by its line, after the results of the records before it', () => {
+    const file = join(dir, 'broken.csv');
+    const good = Array.from({ length: 3_000 }, (_, i) => `${i},user${i}@example.org`);
+    writeFileSync(file, [...good, '3000,"unclosed@example.org', ...good].join('\n') + '\n');
+    const result = mailverify(['check', file, '--column', '1']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('mailverify: line 3001 of the input opens a quoted CSV field that is not closed by the end of the input\n');
+    expect(addresses(result.stdout)).toEqual(good.map((line) => line.split(',')[1]));
+  });
+
+  it('stops at a record over 1 MiB with an error naming its line, holding no more of it', () => {
+    const file = join(dir, 'huge.csv');
+    writeFileSync(file, `email\nfirst@example.org\n${'a'.repeat(5_000_000)}@example.org\nlast@example.org\n`);
+    const result = mailverify(['check', file, '--header']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('mailverify: line 3 of the input starts a CSV record longer than 1,048,576 characters (is a quote not closed?)\n');
+    expect(addresses(result.stdout)).toEqual(['first@example.org']);
+  });
+
+  it('keeps quotes inside unquoted fields, and reads CR, LF and CRLF line ends in one file', () => {
+    const result = mailverify(['check', '-', '--input', 'csv'], '"john doe"@example.org\rjane@example.org\nab"c@example.org\r\nx@example.org');
+    expect(result.code).toBe(0);
+    expect(addresses(result.stdout)).toEqual(['"john doe"@example.org', 'jane@example.org', 'ab"c@example.org', 'x@example.org']);
+  });
+
+  it('writes CSV that reads back field for field: commas, quotes and line breaks in the input', () => {
+    const tricky = ['"a,b"@example.org', '"say ""hi"""@example.org', ' lead@example.org', 'two\nlines@example.org', 'plain@example.org'];
+    const input = tricky.map((address) => `"${address.replace(/"/g, '""')}"`).join('\r\n') + '\r\n';
+    const { code, stdout } = mailverify(['check', '-', '--input', 'csv', '--output', 'csv'], input);
+    expect(code).toBe(0);
+    const [header, ...records] = parse(stdout) as string[][];
+    expect(header).toEqual([...ENTRY_FIELDS]);
+    expect(records.map((r) => r[1])).toEqual(tricky);
+    expect(records.map((r) => r[0])).toEqual(['0', '1', '2', '3', '4']);
+    expect(records[0]![header!.indexOf('emailAddressLocalPart')]).toBe('"a,b"');
+  });
+});
+
+describe('mailverify check: what it says on standard error', () => {
+  it('prints a summary by classification and by status, and no progress line when standard error is not a terminal', () => {
+    const { code, stdout, stderr } = mailverify(['check', '-'], 'jane@example.org\njoe@example.org\nnot-an-address\n@example.org\n');
+    expect(code).toBe(0);
+    expect(jsonLines(stdout)).toHaveLength(4);
+    expect(stderr).toMatch(/^4 addresses in \d+\.\d s: 2 Deliverable, 2 Undeliverable\nstatuses: 2 Success, 1 AtSignNotFound, 1 \w+\n$/);
+  });
+
+  it('says nothing with --quiet, but still reports errors', () => {
+    expect(mailverify(['check', '-', '-q'], 'jane@example.org\n')).toMatchObject({ code: 0, stderr: '' });
+    expect(mailverify(['check', '-', '--quiet', '--input', 'jsonl'], 'x\n')).toMatchObject({ code: 1, stderr: expect.stringMatching(/line 1 of the input is not JSON/) });
+  });
+
+  it('gives no summary after an input error, and a summary of none for an empty input', () => {
+    expect(mailverify(['check', '-', '--input', 'jsonl'], '"a@example.org"\n5\n').stderr).toBe(
+      'mailverify: line 2 of the input is neither an address nor {"inputData": ..., "custom": ...}\n',
+    );
+    expect(mailverify(['check', '-'], '')).toMatchObject({ code: 0, stdout: '', stderr: expect.stringMatching(/^0 addresses in \d+\.\d s\n$/) });
+  });
+});
+
 describe('mailverify check --checks dns', () => {
   let lab: LabDnsServer;
   beforeAll(async () => {
@@ -222,6 +337,14 @@ describe('mailverify check --checks dns', () => {
     expect(entries[1]).toMatchObject({ duplicateOf: 0 });
     expect(entries[4]).toMatchObject({ suggestions: ['x@outlook.com'] });
     expect(lab.queryCount('mailhost.com', 'MX')).toBe(1);
+  });
+
+  it('finishes the addresses read before an input error, then reports it', async () => {
+    // The slow domain's answer comes a second after the input has failed.
+    const result = await mailverifyAsync(['check', '-', '--input', 'csv', '--checks', 'dns', '--dns-server', lab.address], 'a@slowdns.com\n"b@mailhost.com\n');
+    expect(result.code).toBe(1);
+    expect(jsonLines(result.stdout).map((e) => [e.inputData, e.status])).toEqual([['a@slowdns.com', 'Success']]);
+    expect(result.stderr).toBe('mailverify: line 2 of the input opens a quoted CSV field that is not closed by the end of the input\n');
   });
 
   it('caps each query at --dns-timeout', async () => {
@@ -265,26 +388,5 @@ describe('mailverify check --checks smtp', () => {
     const refused = await mailverifyAsync([...args, ...named], input);
     expect(jsonLines(refused.stdout).map((e) => e.status)).toEqual(Array(3).fill('DomainIsMisconfigured'));
     expect(mailLab.stats().connections).toBe(0);
-  });
-});
-
-describe('CSV reading and writing', () => {
-  it('splits records across chunks, with quotes, doubled quotes and line breaks inside fields', () => {
-    const reader = new CsvRecordReader(';');
-    const records = [...reader.push('a;"b;""c"'), ...reader.push('""\r\n"x\ny";z\rlast'), ...reader.end()];
-    expect(records).toEqual([['a', 'b;"c"'], ['x\ny', 'z'], ['last']]);
-  });
-
-  it('quotes only what needs quoting', () => {
-    expect(['plain', 'a,b', 'say "hi"', ' edge', 'line\nbreak', undefined, 3, true].map((v) => csvField(v))).toEqual([
-      'plain',
-      '"a,b"',
-      '"say ""hi"""',
-      '" edge"',
-      '"line\nbreak"',
-      '',
-      '3',
-      'true',
-    ]);
   });
 });

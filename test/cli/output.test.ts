@@ -2,8 +2,9 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ENTRY_FIELDS, type Entry } from '../../src/engine/entry.js';
-import { csvField } from '../../src/cli/csv.js';
-import { BatchedWriter, csvLine, jsonLine } from '../../src/cli/output.js';
+import { parse } from 'csv-parse/sync';
+import { csvText } from '../../src/cli/csv.js';
+import { BatchedWriter, csvRecord, jsonLine } from '../../src/cli/output.js';
 
 const ordered = (entry: Entry): Entry => {
   const out: Record<string, unknown> = {};
@@ -96,9 +97,43 @@ describe('BatchedWriter.addJsonLine', () => {
   });
 });
 
-describe('csvLine', () => {
-  it('is one field per ENTRY_FIELDS column', () => {
-    for (const entry of entries) expect(csvLine(entry)).toBe(ENTRY_FIELDS.map((f) => csvField(entry[f])).join(','));
+describe('CSV output', () => {
+  it('is one field per ENTRY_FIELDS column: absent ones empty, lists joined by spaces, booleans as words', () => {
+    const expected: Record<string, string> = {
+      index: '2',
+      inputData: 'jo@gmial.com',
+      classification: 'Deliverable',
+      status: 'Success',
+      suggestions: 'jo@gmail.com jo@"x".com',
+      custom: 'row "7"',
+      duplicateOf: '1',
+      completedOn: '2026-01-01T00:00:00.000Z',
+    };
+    expect(csvRecord(entries[2]!)).toEqual(ENTRY_FIELDS.map((f) => expected[f] ?? ''));
+    expect(csvRecord(entries[0]!)[ENTRY_FIELDS.indexOf('isRoleAccount')]).toBe('true');
+    expect(csvRecord(entries[0]!)[ENTRY_FIELDS.indexOf('isFreeEmailAddress')]).toBe('false');
+  });
+
+  it('reads back as the same fields with csv-parse: commas, quotes and line breaks quoted, edge spaces kept', () => {
+    const tricky = ['plain', 'a,b', 'say "hi"', ' edge ', 'edge\t', 'line\nbreak', 'lone\rcr', 'cr\r\nlf', '', '"', 'Zoë, "Ünï"'];
+    const text = csvText([tricky, ['x', 'y']]);
+    expect(text).toBe('plain,"a,b","say ""hi""", edge ,edge\t,"line\nbreak","lone\rcr","cr\r\nlf",,"""","Zoë, ""Ünï"""\nx,y\n');
+    expect(parse(text, { relax_column_count: true })).toEqual([tricky, ['x', 'y']]);
+  });
+
+  it('writes the entries through BatchedWriter in order, in batches, readable by csv-parse', async () => {
+    const stream = new PassThrough();
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const writer = new BatchedWriter(stream);
+    const many = Array.from({ length: 1300 }, (_, i) => ({ ...entries[i % entries.length]!, index: i }));
+    for (const entry of many) await writer.addCsvRecord(entry);
+    await writer.end();
+    const records = parse(Buffer.concat(chunks).toString('utf8')) as string[][];
+    // UTF-8 output: a lone surrogate (in entries[1]) becomes U+FFFD.
+    const asUtf8 = (text: string): string => Buffer.from(text, 'utf8').toString('utf8');
+    expect(records).toEqual(many.map((entry) => csvRecord(entry).map(asUtf8)));
+    expect(records.map((r) => r[0])).toEqual(many.map((e) => String(e.index)));
   });
 });
 

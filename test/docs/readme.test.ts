@@ -162,7 +162,8 @@ function shellWords(line: string): string[] {
   const words: string[] = [];
   const pattern = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
   for (const match of line.matchAll(pattern)) {
-    if (match[3]?.startsWith('#')) break;
+    // A comment, or a redirection of the output (the test reads standard output itself), ends the command's words.
+    if (match[3]?.startsWith('#') || match[3] === '>') break;
     words.push(match[1] ?? match[2] ?? match[3]!);
   }
   return words;
@@ -200,6 +201,7 @@ beforeAll(async () => {
   writeFileSync(join(consumer, 'list.txt'), 'jane@example.com\nJane@Example.com\nno-at-sign\ninfo@gmial.com\n');
   writeFileSync(join(consumer, 'list.jsonl'), '"jane@example.com"\n{"inputData":"info@example.com","custom":"row 2"}\n');
   writeFileSync(join(consumer, 'people.csv'), 'name,company,email\nJane Doe,Example,jane@example.com\nJohn Roe,Example,john..roe@example.com\n');
+  writeFileSync(join(consumer, 'export.txt'), 'id\tname\temail\n1\tJane Doe\tjane@example.com\n2\tJohn Roe\tjohn@example\n');
   const labOptions = {
     heloName: 'probe.mailverify-lab.com',
     mailFrom: 'bounce@mailverify-lab.com',
