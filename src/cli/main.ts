@@ -13,12 +13,15 @@ import type { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { DEDUPLICATION_MODES, type Deduplication } from '../engine/dedupe.js';
 import { ENTRY_FIELDS } from '../engine/entry.js';
-import { createVerifier, type BatchInput, type Quality } from '../engine/verifier.js';
+import { createVerifier, type BatchInput, type VerifierOptions } from '../engine/verifier.js';
+import { ENGINE_FLAGS, UsageError, engineOptionsOf, usage } from './engine-flags.js';
+import { serve } from './serve.js';
 import { csvAddresses, csvText, MAX_RECORD_SIZE } from './csv.js';
 import { BatchedWriter } from './output.js';
 import { ProgressLine, Tally, type RunState } from './report.js';
 
 const USAGE = `Usage: mailverify check [file|-] [options]
+       mailverify serve [options]      the verification server (mailverify serve --help)
 
 Verifies the addresses of a file (one per line, or one column of a CSV file) or of standard input,
 and writes one result per input, in order.
@@ -74,30 +77,11 @@ leaves out both; errors are still reported.
 Exit codes: 0 done (or the reader of the output went away), 1 an input or output error, 2 a usage
 error.`;
 
-class UsageError extends Error {}
-
-/** A bad option value that createVerifier refuses is the user's to fix: a usage error. */
-function usage<T>(make: () => T): T {
-  try {
-    return make();
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
-
 interface CheckOptions {
   source: string;
   checks: 'syntax' | 'dns' | 'smtp';
-  heloName: string | undefined;
-  mailFrom: string | undefined;
-  smtpPort: number | undefined;
-  quality: Quality | undefined;
-  allowPrivateAddresses: boolean;
-  dnsServers: string[] | undefined;
-  maxConnections: number | undefined;
-  passes: number | undefined;
-  passDelayMs: number | undefined;
-  dnsTimeoutMs: number | undefined;
+  /** The verifier's options from the engine flags, shared with `serve`. */
+  engine: VerifierOptions;
   deduplication: Deduplication;
   input: InputFormat;
   out: string | undefined;
@@ -124,16 +108,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
     allowPositionals: true,
     options: {
       checks: { type: 'string', default: 'syntax' },
-      'dns-server': { type: 'string', multiple: true },
-      'helo-name': { type: 'string' },
-      'mail-from': { type: 'string' },
-      'smtp-port': { type: 'string' },
-      quality: { type: 'string' },
-      'allow-private-addresses': { type: 'boolean', default: false },
-      'max-connections': { type: 'string' },
-      passes: { type: 'string' },
-      'pass-delay': { type: 'string' },
-      'dns-timeout': { type: 'string' },
+      ...ENGINE_FLAGS,
       deduplication: { type: 'string', default: 'Off' },
       input: { type: 'string' },
       column: { type: 'string' },
@@ -152,18 +127,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   if (checks !== 'syntax' && checks !== 'dns' && checks !== 'smtp') {
     throw new UsageError(`--checks must be syntax, dns or smtp, got ${checks}`);
   }
-  const smtpPort = values['smtp-port'] === undefined ? undefined : Number(values['smtp-port']);
-  if (smtpPort !== undefined && !(Number.isInteger(smtpPort) && smtpPort > 0 && smtpPort < 65536)) {
-    throw new UsageError(`--smtp-port must be a TCP port number, got ${values['smtp-port']}`);
-  }
-  const quality = values.quality as Quality | undefined;
-  if (quality !== undefined && !['Standard', 'High', 'Extreme'].includes(quality)) {
-    throw new UsageError(`--quality must be Standard, High or Extreme, got ${quality}`);
-  }
-  const maxConnections = wholeNumber(values['max-connections'], '--max-connections', 1);
-  const passes = wholeNumber(values.passes, '--passes', 1);
-  const passDelayMs = wholeNumber(values['pass-delay'], '--pass-delay', 0);
-  const dnsTimeoutMs = wholeNumber(values['dns-timeout'], '--dns-timeout', 1);
+  const engine = engineOptionsOf(values);
   const deduplication = values.deduplication as Deduplication;
   if (!DEDUPLICATION_MODES.includes(deduplication)) {
     throw new UsageError(`--deduplication must be one of ${DEDUPLICATION_MODES.join(', ')}, got ${values.deduplication}`);
@@ -193,18 +157,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
     throw new UsageError(`--delimiter must be one character other than a quote or a line break, "\\t" or "tab", got ${JSON.stringify(delimiterText)}`);
   }
   if (input === 'tsv' && delimiter !== '\t') throw new UsageError(`TSV input is tab-separated; use --input csv --delimiter ${delimiterText} for another delimiter`);
-  const dnsServers = values['dns-server'];
-  return { source, checks, heloName: values['helo-name'], mailFrom: values['mail-from'], smtpPort, quality, allowPrivateAddresses: values['allow-private-addresses'], dnsServers, maxConnections, passes, passDelayMs, dnsTimeoutMs, deduplication, input, out: values.out, column, delimiter, header: values.header ?? false, output: values.output, quiet: values.quiet };
-}
-
-/** A flag's whole number from `min` up, or undefined when the flag is absent. */
-function wholeNumber(text: string | undefined, flag: string, min: number): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (!(text.trim() !== '' && Number.isInteger(value) && value >= min)) {
-    throw new UsageError(`${flag} must be a whole number${min > 0 ? ` from ${min}` : ''}, got ${text}`);
-  }
-  return value;
+  return { source, checks, engine, deduplication, input, out: values.out, column, delimiter, header: values.header ?? false, output: values.output, quiet: values.quiet };
 }
 
 /** The inputs of the source in batches, in order: lines of text, JSON Lines items, or one column of CSV records. */
@@ -366,17 +319,7 @@ function itemsOf<T>(batches: AsyncGenerator<T[]>, state: InputState): AsyncItera
 async function check(options: CheckOptions): Promise<void> {
   const out = options.out === undefined ? process.stdout : await openOutput(options.out);
   const verifier = usage(() =>
-    createVerifier({
-      checks: options.checks,
-      dns: { servers: options.dnsServers, timeoutMs: options.dnsTimeoutMs },
-      passes: options.passes,
-      passDelayMs: options.passDelayMs,
-      heloName: options.heloName,
-      mailFrom: options.mailFrom,
-      quality: options.quality,
-      allowPrivateAddresses: options.allowPrivateAddresses,
-      smtp: { port: options.smtpPort, maxConnections: options.maxConnections },
-    }),
+    createVerifier({ ...options.engine, checks: options.checks }),
   );
   const started = performance.now();
   const source = options.source === '-' ? process.stdin : createReadStream(options.source);
@@ -472,6 +415,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${version()}\n`);
       return 0;
     }
+    if (command === 'serve') return await serve(rest, process.env);
     if (command !== 'check') throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     const options = parseCheckOptions(rest);
     if (options === null) {

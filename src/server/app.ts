@@ -50,6 +50,8 @@ export interface StandaloneOptions extends ServerOptions {
   readonly logger?: FastifyServerOptions['logger'];
   /** Trust `X-Forwarded-For` from these proxies (Fastify's trustProxy); default: none. */
   readonly trustProxy?: FastifyServerOptions['trustProxy'];
+  /** Serve HTTPS with this certificate chain and key (PEM); default: plain HTTP. */
+  readonly https?: { readonly cert: string | Buffer; readonly key: string | Buffer };
 }
 
 const DEFAULT_RETENTION_MS = 30 * 24 * 3_600_000;
@@ -144,6 +146,7 @@ async function build(
   serverFactory: ((handler: (req: IncomingMessage, res: ServerResponse) => void) => Server) | undefined,
 ): Promise<FastifyInstance> {
   const app = Fastify({
+    ...(options.https !== undefined && { https: { cert: options.https.cert, key: options.https.key } }),
     logger: loggerOptions(options.logger),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     trustProxy: options.trustProxy ?? false,

@@ -1,0 +1,157 @@
+// The real `mailverify serve` in a child process: killed with SIGKILL in the middle of a job, started again on the
+// same data folder, it completes the job with every entry answered exactly once, without asking again for the
+// addresses answered before the kill. SIGTERM stops it gracefully.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
+import { startMailLab, type MailLab } from '../lab/mail-lab.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const PASSWORD = 'restart-test-password';
+const headers = { authorization: `Basic ${Buffer.from(`root:${PASSWORD}`).toString('base64')}`, 'content-type': 'application/json' };
+
+let lab: MailLab;
+let dir: string;
+
+beforeAll(async () => {
+  lab = await startMailLab({
+    engine: 'raw',
+    servers: {
+      // Most addresses answered at once; three held by a server that answers each RCPT after 700 ms, so the job
+      // can be killed with most of its results written and a few still out.
+      quick: { mailboxes: ['alice', 'bob'] },
+      held: { mailboxes: ['alice', 'bob'], delayMs: { rcpt: 700 } },
+    },
+    domains: {
+      ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`d${i}-restart.com`, ['quick']])),
+      'held-restart.com': ['held'],
+    },
+  });
+  dir = mkdtempSync(join(tmpdir(), 'mailverify-restart-'));
+});
+
+afterAll(async () => {
+  await lab?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Running {
+  child: ChildProcess;
+  origin: string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `mailverify serve` on the data folder; resolves once it prints the origin it listens on. */
+async function start(dataDir: string): Promise<Running> {
+  const child = spawn(
+    process.execPath,
+    [
+      CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'silent',
+      '--dns-server', lab.dnsAddress, '--smtp-port', String(lab.port), '--allow-private-addresses',
+      '--helo-name', 'probe.mailverify-lab.com', '--mail-from', 'bounce@mailverify-lab.com', '--max-connections', '1',
+    ],
+    { env: { ...process.env, MAILVERIFY_ROOT_PASSWORD: PASSWORD }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+  const origin = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    child.stdout!.on('data', (chunk) => {
+      stdout += String(chunk);
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+      if (match !== null) resolve(match[1]!);
+    });
+    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+  return { child, origin, exited };
+}
+
+async function json(url: string, init: RequestInit = {}): Promise<any> {
+  const response = await fetch(url, { ...init, headers });
+  return { status: response.status, body: response.status === 200 || response.status === 202 ? await response.json() : undefined };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('mailverify serve', () => {
+  it('survives SIGKILL mid-job: after a restart the job completes, every entry answered exactly once', async () => {
+    const dataDir = join(dir, 'killed');
+    const addresses = [
+      ...Array.from({ length: 24 }, (_, i) => `${['alice', 'bob', 'nobody'][i % 3]}${i >= 3 ? i : ''}@d${i % 6}-restart.com`),
+      'alice@held-restart.com',
+      'bob@held-restart.com',
+      'nobody@held-restart.com',
+    ];
+    const first = await start(dataDir);
+    const submitted = await json(`${first.origin}/v2.7/email-validations`, {
+      method: 'POST',
+      body: JSON.stringify({ entries: addresses.map((inputData, i) => ({ inputData, custom: `#${i}` })) }),
+    });
+    expect(submitted.status).toBe(202);
+    const id: string = submitted.body.overview.id;
+    // Wait until some results are out, and past the time within which a result is written (200 ms), then kill.
+    for (;;) {
+      const overview = await json(`${first.origin}/v2.7/email-validations/${id}/overview`);
+      if (overview.body.progress.percentage >= 24 / 27) break;
+      await sleep(50);
+    }
+    await sleep(400);
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const store = await openSqliteStore(join(dataDir, 'mailverify.db'));
+    const before = await store.getJob(id);
+    const answered = (await store.entries(id, { limit: 1000 })).data.map((e) => e.inputData);
+    await store.close();
+    expect(before!.status).toBe('InProgress');
+    expect(before!.noOfCompleted).toBeGreaterThanOrEqual(24);
+    expect(before!.noOfCompleted).toBeLessThan(27);
+    expect(answered).toHaveLength(before!.noOfCompleted);
+
+    lab.reset();
+    const second = await start(dataDir);
+    try {
+      const done = await json(`${second.origin}/v2.7/email-validations/${id}?waitTime=30000`);
+      expect(done.status).toBe(200);
+      expect(done.body.overview).toMatchObject({ status: 'Completed', noOfEntries: 27 });
+      const entries = done.body.entries.data;
+      expect(entries.map((e: any) => e.index)).toEqual([...Array(27).keys()]);
+      expect(entries.map((e: any) => e.custom)).toEqual(addresses.map((_, i) => `#${i}`));
+      expect(entries.map((e: any) => e.status)).toEqual(addresses.map((a) => (a.startsWith('nobody') || /\d@/.test(a) ? 'MailboxDoesNotExist' : 'Success')));
+      // The addresses answered before the kill were not asked again.
+      const asked = [...lab.transcript('quick'), ...lab.transcript('held')].flat().filter((line) => line.startsWith('RCPT TO:'));
+      for (const address of answered) expect(asked).not.toContain(`RCPT TO:<${address}>`);
+    } finally {
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    }
+  });
+
+  it('SIGTERM mid-job: stops within 10 s, exit 0, and the job goes on at the next start', async () => {
+    const dataDir = join(dir, 'terminated');
+    const first = await start(dataDir);
+    const submitted = await json(`${first.origin}/v2.7/email-validations`, {
+      method: 'POST',
+      body: JSON.stringify({ entries: ['alice@d0-restart.com', 'alice@held-restart.com', 'bob@held-restart.com'].map((inputData) => ({ inputData })) }),
+    });
+    const id: string = submitted.body.overview.id;
+    await sleep(300);
+    first.child.kill('SIGTERM');
+    // Exit code 0: it stopped by itself (past 10 s it exits with 1).
+    expect(await first.exited).toBe(0);
+    const second = await start(dataDir);
+    try {
+      const done = await json(`${second.origin}/v2.7/email-validations/${id}?waitTime=30000`);
+      expect(done.body.overview.status).toBe('Completed');
+      expect(done.body.entries.data.every((e: any) => e.status === 'Success')).toBe(true);
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+  });
+});
