@@ -155,3 +155,17 @@ describe('mailverify serve', () => {
     }
   });
 });
+
+describe('mailverify serve, refusals', () => {
+  it('does not start without a root password, nor with a bad flag: exit 2 and a one-line reason', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const env = { ...process.env };
+    delete env['MAILVERIFY_ROOT_PASSWORD'];
+    const noPassword = spawnSync(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'never')], { env, encoding: 'utf8' });
+    expect(noPassword.status).toBe(2);
+    expect(noPassword.stderr).toMatch(/^mailverify: MAILVERIFY_ROOT_PASSWORD is not set/);
+    const badPort = spawnSync(process.execPath, [CLI, 'serve', '--port', '70000'], { env: { ...env, MAILVERIFY_ROOT_PASSWORD: 'x' }, encoding: 'utf8' });
+    expect(badPort.status).toBe(2);
+    expect(badPort.stderr).toMatch(/--port must be a TCP port number/);
+  });
+});
