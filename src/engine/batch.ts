@@ -9,7 +9,8 @@ import { DEDUPLICATION_MODES, deduplicationKey, type Deduplication } from './ded
 import { makeEntry, type Entry } from './entry.js';
 import { checkOptionNames, type OptionNames } from '../options/names.js';
 import { networkStages, offlineStages, type Flags, type StageContext } from './stages.js';
-import type { ProbeOwner } from '../smtp/prober.js';
+import type { ProbeOwner, ProbeTimeouts } from '../smtp/prober.js';
+import { QUALITIES, type Quality } from './quality.js';
 import type { StatusCode } from '../status/catalogue.js';
 import type { Suggester } from '../suggest/suggest.js';
 import { parseWithPositions } from '../syntax/parse.js';
@@ -54,7 +55,12 @@ export interface VerifyManyOptions {
   onProgress?: (progress: BatchProgress) => void;
   /** Addresses read ahead of the consumer (default 10,000): bounds memory, not speed. */
   readAhead?: number;
-  /** Passes over transient results for this batch, instead of the verifier's (its quality level's, or `passes`). */
+  /**
+   * This batch's quality level, instead of the verifier's: its passes over transient results and its SMTP timeouts
+   * (options the verifier was given explicitly, such as `passes` or `smtp.commandTimeoutMs`, still apply).
+   */
+  quality?: Quality;
+  /** Passes over transient results for this batch, instead of its quality level's. */
   passes?: number;
 }
 
@@ -63,6 +69,8 @@ export interface BatchContext extends StageContext {
   readonly syntax: SyntaxPolicy;
   readonly passes: number;
   readonly passDelayMs: number;
+  /** A quality level's passes and SMTP timeouts on this verifier (its explicit options still win). */
+  readonly qualityLevel: (quality: Quality) => { readonly passes: number; readonly timeouts: ProbeTimeouts };
   readonly suggester: Suggester | null;
   readonly classify: (status: StatusCode) => string;
   readonly transient: ReadonlySet<StatusCode>;
@@ -80,6 +88,7 @@ const BATCH_OPTION_NAMES: OptionNames = {
   signal: true,
   onProgress: true,
   readAhead: true,
+  quality: true,
   passes: true,
 };
 
@@ -107,8 +116,8 @@ interface DedupeGroup {
   readonly waiting: { index: number; inputData: string; custom: string | undefined; parsed: ParsedAddress | null }[];
 }
 
-type BatchOptions = Required<Omit<VerifyManyOptions, 'signal' | 'onProgress' | 'passes'>> &
-  Pick<VerifyManyOptions, 'signal' | 'onProgress' | 'passes'>;
+type BatchOptions = Required<Omit<VerifyManyOptions, 'signal' | 'onProgress' | 'passes' | 'quality'>> &
+  Pick<VerifyManyOptions, 'signal' | 'onProgress' | 'passes' | 'quality'>;
 
 /** verifyMany's options, checked: a name that does not exist is an error, never ignored. */
 export function batchOptions(options: VerifyManyOptions | undefined): BatchOptions {
@@ -117,7 +126,7 @@ export function batchOptions(options: VerifyManyOptions | undefined): BatchOptio
   checkOptionNames(options, BATCH_OPTION_NAMES, 'verifyMany');
   const fail = (name: string, expected: string, value: unknown) =>
     new TypeError(`verifyMany: option ${name} must be ${expected}, got ${typeof value === 'function' ? 'a function' : JSON.stringify(value) ?? String(value)}`);
-  const { deduplication = 'Off', order = 'completion', priority = DEFAULT_PRIORITY, readAhead = DEFAULT_READ_AHEAD, signal, onProgress, passes } = options;
+  const { deduplication = 'Off', order = 'completion', priority = DEFAULT_PRIORITY, readAhead = DEFAULT_READ_AHEAD, signal, onProgress, passes, quality } = options;
   if (!DEDUPLICATION_MODES.includes(deduplication)) throw fail('deduplication', DEDUPLICATION_MODES.join(', '), deduplication);
   if (order !== 'completion' && order !== 'input') throw fail('order', "'completion' or 'input'", order);
   if (!Number.isInteger(priority) || priority < 0 || priority > 255) throw fail('priority', 'an integer from 0 to 255', priority);
@@ -125,11 +134,14 @@ export function batchOptions(options: VerifyManyOptions | undefined): BatchOptio
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw fail('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') throw fail('onProgress', 'a function', onProgress);
   if (passes !== undefined && !(Number.isInteger(passes) && passes >= 1)) throw fail('passes', 'a positive integer', passes);
-  return { deduplication, order, priority, readAhead, signal, onProgress, passes };
+  if (quality !== undefined && !QUALITIES.includes(quality)) throw fail('quality', QUALITIES.join(', '), quality);
+  return { deduplication, order, priority, readAhead, signal, onProgress, passes, quality };
 }
 
 export class BatchRun {
   private readonly owner: ProbeOwner & { withdrawn: boolean };
+  /** Passes over transient results: the batch's own, its quality level's, or the verifier's. */
+  private readonly passes: number;
   /** Finished entries not yet taken: in completion order, or by index for input order. */
   private readonly ready: (Entry | undefined)[] = [];
   private readyHead = 0;
@@ -168,7 +180,9 @@ export class BatchRun {
     private readonly options: BatchOptions,
     private readonly runs: Set<BatchRun>,
   ) {
-    this.owner = { priority: options.priority, withdrawn: false };
+    const level = options.quality === undefined ? undefined : context.qualityLevel(options.quality);
+    this.owner = { priority: options.priority, withdrawn: false, ...(level !== undefined && { timeouts: level.timeouts }) };
+    this.passes = options.passes ?? level?.passes ?? context.passes;
     this.dedupe = options.deduplication === 'Off' ? null : new Map();
     if (typeof inputs === 'string' || typeof inputs !== 'object' || inputs === null) {
       throw new TypeError('verifyMany: inputs must be an iterable or async iterable of addresses');
@@ -426,7 +440,7 @@ export class BatchRun {
           address.passes++;
           address.status = outcome.status;
           address.hasMx = outcome.hasMx;
-          if (address.passes < (this.options.passes ?? this.context.passes) && this.context.transient.has(outcome.status) && !this.context.closing()) {
+          if (address.passes < this.passes && this.context.transient.has(outcome.status) && !this.context.closing()) {
             this.schedulePass(address);
           } else {
             this.finishAddress(address);

@@ -12,7 +12,7 @@ import { createDefaultResolver, type Resolver } from '../dns/resolver.js';
 import { limitResolver } from '../dns/limit.js';
 import { createLists, type ListsOptions } from '../lists/lists.js';
 import { createNodemailerTransport } from '../smtp/nodemailer-transport.js';
-import { SmtpProber } from '../smtp/prober.js';
+import { SmtpProber, type ProbeTimeouts } from '../smtp/prober.js';
 import { hasLineBreakOrNul, type SmtpTransport } from '../smtp/transport.js';
 import { createSuggester } from '../suggest/suggest.js';
 import { syntaxPolicyOf, type SyntaxOptions } from '../syntax/policy.js';
@@ -21,10 +21,11 @@ import type { Entry } from './entry.js';
 import { checkOptionNames } from '../options/names.js';
 import { VERIFIER_OPTION_NAMES } from './options.js';
 import type { Checks } from './stages.js';
+import { QUALITIES, QUALITY_LEVELS, type Quality } from './quality.js';
 
 export type { BatchInput, BatchProgress, VerifyManyOptions } from './batch.js';
 export type { Checks } from './stages.js';
-export type Quality = 'Standard' | 'High' | 'Extreme';
+export type { Quality } from './quality.js';
 
 export interface VerifierOptions {
   /** EHLO name of SMTP probes; default `os.hostname()`. */
@@ -116,7 +117,6 @@ export interface Verifier {
 }
 
 const CHECKS: readonly Checks[] = ['syntax', 'dns', 'smtp'];
-const QUALITIES: readonly Quality[] = ['Standard', 'High', 'Extreme'];
 
 function optionError(name: string, expected: string, value: unknown): TypeError {
   return new TypeError(`createVerifier: option ${name} must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
@@ -208,12 +208,6 @@ function checkMailFrom(address: string): string {
   return address;
 }
 
-/** The quality levels (docs/verification.md): passes over transient results and the anti-tarpit timeout. */
-export const QUALITY_LEVELS: Record<Quality, { passes: number; timeoutMs: number }> = {
-  Standard: { passes: 1, timeoutMs: 5_000 },
-  High: { passes: 3, timeoutMs: 50_000 },
-  Extreme: { passes: 9, timeoutMs: 120_000 },
-};
 
 /**
  * The Unknown statuses that another pass may change: timeouts, temporary failures, greylisting, dropped connections.
@@ -231,19 +225,26 @@ const TRANSIENT_STATUSES: ReadonlySet<StatusCode> = new Set<StatusCode>([
   'SmtpDialogError',
 ]);
 
-function createProber(options: VerifierOptions, quality: { timeoutMs: number }): SmtpProber {
+/** SMTP timeouts at a quality level: the anti-tarpit timeout, unless the options name their own. */
+function smtpTimeouts(options: VerifierOptions, quality: Quality): ProbeTimeouts {
+  const smtp = options.smtp ?? {};
+  const connectMs = smtp.connectTimeoutMs ?? QUALITY_LEVELS[quality].timeoutMs;
+  const commandMs = smtp.commandTimeoutMs ?? connectMs;
+  return { connectMs, commandMs, catchAllMs: smtp.catchAllTimeoutMs ?? commandMs };
+}
+
+function createProber(options: VerifierOptions, quality: Quality): SmtpProber {
   const smtp = options.smtp ?? {};
   const heloName = checkHeloName(options.heloName ?? hostname());
-  const connectTimeoutMs = smtp.connectTimeoutMs ?? quality.timeoutMs;
-  const commandTimeoutMs = smtp.commandTimeoutMs ?? connectTimeoutMs;
+  const timeouts = smtpTimeouts(options, quality);
   return new SmtpProber({
     transport: smtp.transport ?? createNodemailerTransport(),
     port: smtp.port ?? 25,
     heloName,
     mailFrom: checkMailFrom(options.mailFrom ?? `verify@${heloName}`),
-    connectTimeoutMs,
-    commandTimeoutMs,
-    catchAllTimeoutMs: smtp.catchAllTimeoutMs ?? commandTimeoutMs,
+    connectTimeoutMs: timeouts.connectMs,
+    commandTimeoutMs: timeouts.commandMs,
+    catchAllTimeoutMs: timeouts.catchAllMs,
     maxConnections: smtp.maxConnections ?? 50,
     maxConnectionsPerExchanger: smtp.maxConnectionsPerExchanger ?? 3,
     maxRecipientsPerTransaction: smtp.maxRecipientsPerTransaction ?? 10,
@@ -257,7 +258,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   checkOptions(options);
   const syntax = syntaxPolicyOf(options.syntax, 'createVerifier', 'syntax.');
   const checks = options.checks ?? 'smtp';
-  const quality = QUALITY_LEVELS[options.quality ?? 'Standard'];
+  const quality = options.quality ?? 'Standard';
   const prober = checks === 'smtp' ? createProber(options, quality) : null;
   const resolver = options.dns?.resolver ?? defaultResolver(options.dns);
   const dns = new DnsLookup(limitResolver(resolver, options.dns?.maxQueriesInFlight ?? 100), options.dns?.cache);
@@ -272,7 +273,8 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     resolving: new Map(),
     prober,
     allowPrivateAddresses: options.allowPrivateAddresses === true,
-    passes: options.passes ?? quality.passes,
+    passes: options.passes ?? QUALITY_LEVELS[quality].passes,
+    qualityLevel: (level) => ({ passes: options.passes ?? QUALITY_LEVELS[level].passes, timeouts: smtpTimeouts(options, level) }),
     passDelayMs: options.passDelayMs ?? 5 * 60_000,
     suggester,
     classify:

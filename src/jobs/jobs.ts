@@ -10,7 +10,8 @@
 import type { Entry } from '../engine/entry.js';
 import { isoNow } from '../engine/entry.js';
 import { SETTLED, type SettledInput } from '../engine/batch.js';
-import { QUALITY_LEVELS, type Quality, type Verifier } from '../engine/verifier.js';
+import { QUALITIES, type Quality } from '../engine/quality.js';
+import type { Verifier } from '../engine/verifier.js';
 import type { JobInput, JobRecord, JobStore, NewJob, PendingInput } from './types.js';
 
 export interface JobsOptions {
@@ -163,7 +164,8 @@ class JobRun {
       const batch = verifier.verifyMany(this.inputs(), {
         deduplication: job.deduplication,
         priority: job.priority ?? 127,
-        passes: QUALITY_LEVELS[job.quality as Quality]?.passes ?? 1,
+        // A custom quality name (none yet) runs at the verifier's own level.
+        ...(QUALITIES.includes(job.quality as Quality) && { quality: job.quality as Quality }),
         signal: this.controller.signal,
         onProgress: (progress) => {
           this.estimatedTimeRemainingMs = progress.estimatedTimeRemainingMs;

@@ -5,7 +5,7 @@
  */
 import { isIP } from 'node:net';
 import type { Deduplication } from '../engine/dedupe.js';
-import type { Quality } from '../engine/verifier.js';
+import { QUALITIES, type Quality } from '../engine/quality.js';
 import { isGlobalAddress } from '../net/ip-ranges.js';
 import { parseDuration } from '../jobs/duration.js';
 import type { CallbackSettings, JobInput } from '../jobs/types.js';
@@ -17,7 +17,6 @@ export const MAX_NAME_LENGTH = 256;
 export const MIN_RETENTION_MS = 5 * 60_000;
 export const MAX_RETENTION_MS = 30 * 24 * 3_600_000;
 
-const QUALITIES: readonly Quality[] = ['Standard', 'High', 'Extreme'];
 const DEDUPLICATIONS: readonly Deduplication[] = ['Off', 'Safe', 'Relaxed'];
 
 export interface Submission {

@@ -52,11 +52,19 @@ export interface ProbeRecipient {
   readonly international: boolean;
 }
 
-/** The work of one caller (a batch): its priority, and whether it was withdrawn. */
+/** Timeouts of one caller's work, when they differ from the prober's (a batch of another quality level). */
+export interface ProbeTimeouts {
+  readonly connectMs: number;
+  readonly commandMs: number;
+  readonly catchAllMs: number;
+}
+
+/** The work of one caller (a batch): its priority, whether it was withdrawn, and its own timeouts if any. */
 export interface ProbeOwner {
   /** 0–255; higher-priority work gets free connections, and places in a round, first. */
   readonly priority: number;
   readonly withdrawn: boolean;
+  readonly timeouts?: ProbeTimeouts;
 }
 
 export interface ProbeRequest {
@@ -318,7 +326,7 @@ export class SmtpProber {
     try {
       const route = firstRoute(queue);
       if (route === null) return;
-      const opened = await this.open(route);
+      const opened = await this.open(route, this.timeoutsOf(ownersOf(queue)));
       if ('failed' in opened) {
         started();
         this.openFailed(queue, opened);
@@ -356,7 +364,27 @@ export class SmtpProber {
     }
   }
 
-  private async open(route: Route): Promise<SmtpSession | OpenFailure> {
+  /**
+   * The timeouts for work of several owners sharing a session or a transaction: the longest of each, so that no
+   * owner's address is cut shorter than its own quality level allows.
+   */
+  private timeoutsOf(owners: Iterable<ProbeOwner>): ProbeTimeouts {
+    const { connectTimeoutMs, commandTimeoutMs, catchAllTimeoutMs } = this.options;
+    let connectMs = 0;
+    let commandMs = 0;
+    let catchAllMs = 0;
+    for (const owner of owners) {
+      const t = owner.timeouts;
+      connectMs = Math.max(connectMs, t?.connectMs ?? connectTimeoutMs);
+      commandMs = Math.max(commandMs, t?.commandMs ?? commandTimeoutMs);
+      catchAllMs = Math.max(catchAllMs, t?.catchAllMs ?? catchAllTimeoutMs);
+    }
+    return connectMs === 0
+      ? { connectMs: connectTimeoutMs, commandMs: commandTimeoutMs, catchAllMs: catchAllTimeoutMs }
+      : { connectMs, commandMs, catchAllMs };
+  }
+
+  private async open(route: Route, timeouts: ProbeTimeouts): Promise<SmtpSession | OpenFailure> {
     const { options } = this;
     try {
       return await options.transport.open({
@@ -365,8 +393,8 @@ export class SmtpProber {
         servername: route.exchanger.host,
         heloName: options.heloName,
         tls: options.tls,
-        connectTimeoutMs: options.connectTimeoutMs,
-        commandTimeoutMs: options.commandTimeoutMs,
+        connectTimeoutMs: timeouts.connectMs,
+        commandTimeoutMs: timeouts.commandMs,
       });
     } catch (error) {
       return openFailure(error);
@@ -609,7 +637,8 @@ export class SmtpProber {
     const probe = tx.kind === 'probe';
     const addresses = probe ? [tx.check.probeAddress] : tx.recipients.map((p) => p.request.recipient.address);
     const parameters = probe ? [] : tx.parameters;
-    const timeoutMs = probe ? this.options.catchAllTimeoutMs : this.options.commandTimeoutMs;
+    const timeouts = this.timeoutsOf(probe ? tx.check.waiters.map((p) => p.request.owner) : tx.recipients.map((p) => p.request.owner));
+    const timeoutMs = probe ? timeouts.catchAllMs : timeouts.commandMs;
     const mail = command(() => session.mail(this.options.mailFrom, parameters));
     const rcpts = addresses.map((address) => command(() => session.rcpt(address, { timeoutMs })));
     const rset = command(() => session.rset());
@@ -769,6 +798,13 @@ function roundHasLiveWork(round: Round): boolean {
 }
 
 /** The route a new session opens with: the exchanger host (TLS server name) of the first waiting work. */
+/** The owners of the work waiting in a queue. */
+function* ownersOf(queue: RouteQueue): Generator<ProbeOwner> {
+  for (const p of queue.recipients) yield p.request.owner;
+  for (const p of queue.suspects) yield p.request.owner;
+  for (const check of queue.checks) for (const p of check.waiters) yield p.request.owner;
+}
+
 function firstRoute(queue: RouteQueue): Route | null {
   const p = queue.recipients[0] ?? queue.suspects[0];
   if (p !== undefined) return p.routes[p.routeIndex]!;

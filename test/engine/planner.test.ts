@@ -2,9 +2,9 @@
 // exchanger, passes per batch, abort, priority, progress, one result per input under faults, and batch verdicts
 // equal to verify().
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNodemailerTransport, type BatchProgress, type Entry, type SmtpTransport, type VerifierOptions, type VerifyManyOptions } from '../../src/index.js';
+import { createNodemailerTransport, createVerifier, type BatchProgress, type Entry, type SmtpTransport, type VerifierOptions, type VerifyManyOptions } from '../../src/index.js';
 import { expectNoLeak } from '../lab/leaks.js';
-import { labVerifier } from '../lab/lab-verifier.js';
+import { labVerifier, labVerifierOptions } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 
 let lab: MailLab;
@@ -19,6 +19,8 @@ beforeAll(async () => {
       grey: { mailboxes: ['alice', 'bob'], greylistMs: GREYLIST_MS },
       dropbob: { mailboxes: ['alice', 'bob', 'carol'], drop: 'rcpt:bob' },
       slow: { mailboxes: ['alice'], delayMs: { rcpt: 5000 } },
+      tarpit1: { mailboxes: ['alice'], delayMs: { rcpt: 5400 } },
+      tarpit2: { mailboxes: ['alice'], delayMs: { rcpt: 5400 } },
       garbage: { garbage: 'rcpt' },
       onlyone: { mailboxes: ['alice', 'bob'], maxConnections: 1 },
       ...Object.fromEntries(['l1', 'l2', 'l3', 'l4', 'l5', 'h'].map((name) => [name, { mailboxes: ['alice'], delayMs: { rcpt: 20 } }])),
@@ -30,6 +32,8 @@ beforeAll(async () => {
       'grey-plan.com': ['grey'],
       'dropbob-plan.com': ['dropbob'],
       'slow-plan.com': ['slow'],
+      'tarpit1-plan.com': ['tarpit1'],
+      'tarpit2-plan.com': ['tarpit2'],
       'garbage-plan.com': ['garbage'],
       'onlyone-plan.com': ['onlyone'],
       'refused-plan.com': ['refused'],
@@ -169,6 +173,25 @@ describe('passes per batch', () => {
     lab.reset();
     expect((await batch(['alice@grey-plan.com'], { passDelayMs: 10 })).map((e) => e.status)).toEqual(['MailboxTemporarilyUnavailable']);
     expect(lab.stats('grey').rcpts).toBe(2); // the recipient and the early probe, once
+  });
+
+  it('a batch may have its own quality level: its passes and its anti-tarpit timeouts', async () => {
+    lab.reset();
+    // No explicit SMTP timeouts: each batch waits as long as its quality level says (Standard 5 s, High 50 s).
+    const v = createVerifier(labVerifierOptions(lab, { passDelayMs: GREYLIST_MS + 150 }, { connectTimeoutMs: undefined, commandTimeoutMs: undefined } as never));
+    try {
+      const [standard, high] = await Promise.all([
+        collect(v.verifyMany(['alice@tarpit1-plan.com', 'alice@grey-plan.com'], { order: 'input' })),
+        collect(v.verifyMany(['alice@tarpit2-plan.com', 'bob@grey-plan.com'], { quality: 'High', order: 'input' })),
+      ]);
+      expect(standard.map((e) => e.status)).toEqual(['MailboxValidationTimeout', 'MailboxTemporarilyUnavailable']);
+      expect(high.map((e) => e.status)).toEqual(['Success', 'Success']);
+    } finally {
+      await v.close();
+    }
+    await expect(v.verifyMany([], { quality: 'Best' as never })[Symbol.asyncIterator]().next()).rejects.toThrow(
+      'verifyMany: option quality must be Standard, High, Extreme, got "Best"',
+    );
   });
 
   it('a batch may have its own number of passes: two batches on one verifier, one retried, one not', async () => {
