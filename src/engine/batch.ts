@@ -79,6 +79,8 @@ export interface BatchContext extends StageContext {
 }
 
 const PROGRESS_INTERVAL_MS = 100;
+/** Entries handed out between two turns of the event loop. */
+const YIELD_EVERY = 1024;
 const DEFAULT_PRIORITY = 127;
 const DEFAULT_READ_AHEAD = 10_000;
 const BATCH_OPTION_NAMES: OptionNames = {
@@ -218,7 +220,12 @@ export class BatchRun {
         return Promise.reject(this.failure.error);
       }
       const entry = this.take();
-      if (entry !== undefined) return Promise.resolve({ value: entry, done: false });
+      if (entry !== undefined) {
+        // Entries that are ready at once (offline work) would otherwise be handed out in one unbroken chain of
+        // promise callbacks: now and then the event loop gets a turn, so the host's timers and I/O are not starved.
+        if (this.taken % YIELD_EVERY === 0) return new Promise((resolve) => setImmediate(resolve, { value: entry, done: false }));
+        return Promise.resolve({ value: entry, done: false });
+      }
       if (this.stopped || (this.inputDone && this.taken === this.read)) {
         this.stop();
         return Promise.resolve({ value: undefined, done: true });

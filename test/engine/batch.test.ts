@@ -188,3 +188,23 @@ describe('settled inputs (a job resumed after a restart)', () => {
     expect(progress.at(-1)).toBe(100);
   });
 });
+
+describe('fairness', () => {
+  it('lets the event loop turn while a large offline batch is consumed, so timers and I/O are not starved', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    let ticksSeenMidway = -1;
+    let count = 0;
+    try {
+      const inputs = Array.from({ length: 30_000 }, (_, i) => `user${i}@example.org`);
+      for await (const entry of offline().verifyMany(inputs)) {
+        count++;
+        if (entry.index === 25_000) ticksSeenMidway = ticks;
+      }
+    } finally {
+      clearInterval(timer);
+    }
+    expect(count).toBe(30_000);
+    expect(ticksSeenMidway).toBeGreaterThan(0);
+  });
+});
