@@ -21,6 +21,8 @@ export { createVerifier } from './engine/verifier.js';
 export type { Verifier, VerifierOptions, SmtpOptions, VerifyManyOptions, BatchInput, BatchProgress, Checks, Quality } from './engine/verifier.js';
 export type { Deduplication } from './engine/dedupe.js';
 export type { Entry } from './engine/entry.js';
+export { toLegacyEntry, legacyStatusOf, LEGACY_STATUS_OF } from './engine/legacy.js';
+export type { LegacyEntry } from './engine/legacy.js';
 export type { Resolver, MxRecord, AddressRecord } from './dns/resolver.js';
 export type { DnsCacheOptions, DnsStats } from './dns/lookup.js';
 export { classifySmtpReply } from './smtp/classify.js';

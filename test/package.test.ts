@@ -113,3 +113,10 @@ describe('mailverify/server', () => {
     expect([...bare].some((name) => name.startsWith('nodemailer/'))).toBe(true); // the walk does reach the engine's imports
   });
 });
+
+describe('the version', () => {
+  it('in the code is the one in package.json', async () => {
+    const { VERSION } = await import('../src/version.js');
+    expect(VERSION).toBe((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version);
+  });
+});

@@ -17,6 +17,7 @@ import type { JobStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
 import { Cursors } from './cursor.js';
 import { ProblemError, sendProblem } from './problems.js';
+import { legacyRoutes } from './legacy.js';
 import { v2Routes, type ServerContext } from './routes.js';
 
 export interface ServerOptions {
@@ -100,6 +101,14 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
 
   // JSON only (file import, multipart, comes with its own parser): any other body is 415.
   app.removeContentTypeParser('text/plain');
+  // An empty body with a JSON content type (a DELETE or GET from a client that always sends the header) is no body,
+  // not malformed JSON; anything else goes through Fastify's own parser (prototype poisoning refused).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    return parseJson(request, body as string, done);
+  });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) return sendProblem(reply, error);
@@ -117,6 +126,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   for (const version of VERSIONS) {
     await app.register(v2Routes, { prefix: `${base}/${version}`, context });
   }
+  await app.register(legacyRoutes, { prefix: `${base}/v1.4`, context });
 }
 
 /** A standalone Fastify server with compression and CORS, not yet listening (`listen()` it, `close()` it). */

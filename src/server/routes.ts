@@ -48,16 +48,17 @@ const PATHS: Record<string, readonly string[]> = {
 };
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
-export async function v2Routes(app: FastifyInstance, { context }: { context: ServerContext }): Promise<void> {
-  const { jobs, auth } = context;
-
-  // Every route but POST /auth/tokens needs credentials.
+/** Every route of `app` but POST /auth/tokens needs credentials: the request's user, or a 401 problem. */
+export function requireCredentials(app: FastifyInstance, { auth }: ServerContext): void {
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.url?.endsWith('/auth/tokens')) return;
     request.user = await auth.authenticate(request.headers.authorization);
   });
+}
 
-  for (const [path, methods] of Object.entries(PATHS)) {
+/** A known path asked with another method than its own: 405 with `Allow`. */
+export function addMethodNotAllowed(app: FastifyInstance, paths: Record<string, readonly string[]>): void {
+  for (const [path, methods] of Object.entries(paths)) {
     const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])].join(', ');
     app.route({
       method: ALL_METHODS.filter((m) => !methods.includes(m)),
@@ -67,6 +68,12 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
       },
     });
   }
+}
+
+export async function v2Routes(app: FastifyInstance, { context }: { context: ServerContext }): Promise<void> {
+  const { jobs, auth } = context;
+  requireCredentials(app, context);
+  addMethodNotAllowed(app, PATHS);
 
   app.post('/auth/tokens', async (request) => {
     const body = request.body as Record<string, unknown> | null;
@@ -263,7 +270,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
   }
 }
 
-function gone(job: JobRecord): ProblemError {
+export function gone(job: JobRecord): ProblemError {
   return new ProblemError(410, `The job ${job.id} is ${job.status === 'Expired' ? 'expired' : 'deleted'}.`);
 }
 
@@ -274,7 +281,7 @@ function prefixOf(request: FastifyRequest): string {
 }
 
 /** The client's address; an IPv4-mapped IPv6 address in its IPv4 form. */
-function clientIpOf(request: FastifyRequest): string {
+export function clientIpOf(request: FastifyRequest): string {
   const ip = request.ip;
   return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
 }

@@ -1,0 +1,134 @@
+/**
+ * The legacy 1.4 interface (under /v1.4): submit, read and delete a job in the older shapes. A job is one job
+ * whichever interface submitted it: 1.4 jobs are listed and read through 2.x too, and the other way round.
+ *
+ * - POST answers 202 with `Location` and the snapshot, even when the job is already done (1.4 has no waitTime).
+ * - GET answers 200 with the snapshot and every entry once the job is complete (streamed, page by page from the
+ *   store), 202 without entries while it runs.
+ * - DELETE answers 200, 410 when already deleted or expired, 406 while the job runs.
+ */
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isoNow } from '../engine/entry.js';
+import { toLegacyEntry } from '../engine/legacy.js';
+import type { JobRecord } from '../jobs/types.js';
+import { formatDuration } from '../jobs/duration.js';
+import { VERSION } from '../version.js';
+import { ProblemError, invalidField } from './problems.js';
+import { addMethodNotAllowed, clientIpOf, gone, requireCredentials, type ServerContext } from './routes.js';
+import { canonical, readSubmission } from './submission.js';
+
+const PATHS: Record<string, readonly string[]> = {
+  '/email-validations': ['POST'],
+  '/email-validations/:id': ['GET', 'DELETE'],
+};
+const PAGE = 1000;
+const NORMAL_PRIORITY = 127;
+
+interface LegacySnapshot {
+  uniqueID: string;
+  engineVersion: string;
+  submittedOn: string;
+  completedOn?: string;
+  priority?: number;
+  progress: { noOfTotalEntries: number; noOfCompletedEntries: number; estimatedRemainingTime?: string };
+}
+
+export async function legacyRoutes(app: FastifyInstance, { context }: { context: ServerContext }): Promise<void> {
+  const { jobs } = context;
+  requireCredentials(app, context);
+  addMethodNotAllowed(app, PATHS);
+
+  app.post('/email-validations', async (request, reply) => {
+    const body = request.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new ProblemError(400, 'The request body must be a JSON object.', '/problems/invalid-body');
+    }
+    const { entries, quality, priority, deduplication } = body as Record<string, unknown>;
+    // 1.4 knows Off and Safe only; the other 2.x fields do not exist in it and are ignored.
+    if (deduplication != null && canonical(deduplication, ['Off', 'Safe']) === null) {
+      throw invalidField('deduplication', 'must be off or safe');
+    }
+    const submission = readSubmission({ entries, quality, priority, deduplication }, context);
+    const job = await jobs.submit(
+      {
+        id: randomUUID(),
+        owner: request.user!.id,
+        clientIP: clientIpOf(request),
+        quality: submission.quality ?? context.defaultQuality,
+        deduplication: submission.deduplication ?? 'Off',
+        ...(submission.priority !== undefined && { priority: submission.priority }),
+        interface: 'v1.4',
+        createdOn: isoNow(),
+      },
+      submission.inputs,
+    );
+    const location = `${request.url.split('?')[0]!.replace(/\/+$/, '')}/${job.id}`;
+    return reply.code(202).header('Location', location).send(snapshotOf(job));
+  });
+
+  app.get('/email-validations/:id', async (request, reply) => {
+    const job = await owned(request);
+    if (job.status === 'InProgress') return reply.code(202).send(snapshotOf(job));
+    reply.code(200).type('application/json; charset=utf-8');
+    return reply.send(Readable.from(withEntries(job)));
+  });
+
+  app.delete('/email-validations/:id', async (request, reply) => {
+    const job = await owned(request);
+    if (job.status === 'InProgress') {
+      throw new ProblemError(406, `The job ${job.id} is still in progress: delete it once it is complete.`);
+    }
+    await jobs.delete(job.id);
+    return reply.code(200).send();
+  });
+
+  /** The caller's job: 404 when there is none, 410 when it is deleted or expired. */
+  async function owned(request: FastifyRequest): Promise<JobRecord> {
+    const { id } = request.params as { id: string };
+    const job = /^[0-9a-f-]{36}$/i.test(id) ? await jobs.get(id.toLowerCase()) : null;
+    if (job === null || job.owner !== request.user!.id) throw new ProblemError(404, `No job ${id}.`);
+    if (job.status === 'Deleted' || job.status === 'Expired') throw gone(job);
+    return job;
+  }
+
+  function snapshotOf(job: JobRecord): LegacySnapshot {
+    const running = job.status === 'InProgress';
+    const progress = running ? jobs.progress(job.id) : undefined;
+    const completed = running ? Math.max(job.noOfCompleted, Math.floor((progress?.percentage ?? 0) * job.noOfEntries)) : job.noOfEntries;
+    const remaining = progress?.estimatedTimeRemainingMs;
+    return {
+      uniqueID: job.id,
+      engineVersion: VERSION,
+      submittedOn: job.createdOn,
+      ...(job.completedOn !== undefined && { completedOn: job.completedOn }),
+      ...(job.priority !== undefined && job.priority !== NORMAL_PRIORITY && { priority: job.priority }),
+      progress: {
+        noOfTotalEntries: job.noOfEntries,
+        noOfCompletedEntries: completed,
+        ...(remaining !== undefined && { estimatedRemainingTime: formatDuration(remaining) }),
+      },
+    };
+  }
+
+  /** The snapshot of a complete job with every entry, as JSON text a page of entries at a time. */
+  async function* withEntries(job: JobRecord): AsyncGenerator<string> {
+    const head = JSON.stringify(snapshotOf(job));
+    yield `${head.slice(0, -1)},"entries":[`;
+    let after = -1;
+    let separator = '';
+    for (;;) {
+      const page = await jobs.options.store.entries(job.id, { after, limit: PAGE });
+      let text = '';
+      for (const entry of page.data) {
+        text += separator + JSON.stringify(toLegacyEntry(entry));
+        separator = ',';
+      }
+      yield text;
+      if (!page.more || page.data.length === 0) break;
+      after = page.data[page.data.length - 1]!.index;
+    }
+    yield ']}';
+  }
+}
