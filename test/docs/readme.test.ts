@@ -306,3 +306,12 @@ describe('the README harness itself', () => {
     expect(stderr).toContain("README.md:11: the example gives 'Deliverable', the README says 'Risky'");
   });
 });
+
+describe('the README\'s list of exports', () => {
+  it('names every value the package exports, and nothing it does not', async () => {
+    const section = README.slice(README.indexOf('Everything the package exports:'), README.indexOf('- types:', README.indexOf('Everything the package exports:')));
+    const listed = [...section.matchAll(/`([A-Za-z_]+)`/g)].map((m) => m[1]!).sort();
+    const exported = Object.keys(await import('../../src/index.js')).sort();
+    expect(listed).toEqual(exported);
+  });
+});
