@@ -3,6 +3,7 @@
  * the verifier. A bad value is a usage error (exit 2) naming the flag.
  */
 import type { VerifierOptions, Quality } from '../engine/verifier.js';
+import type { SyntaxOptions } from '../syntax/policy.js';
 
 export class UsageError extends Error {}
 
@@ -27,6 +28,15 @@ export const ENGINE_FLAGS = {
   passes: { type: 'string' },
   'pass-delay': { type: 'string' },
   'dns-timeout': { type: 'string' },
+  refuse: { type: 'string', multiple: true },
+  'no-provider-rules': { type: 'boolean', default: false },
+} as const;
+
+/** `--refuse FORM`: the syntax policy option each form turns off (docs/syntax.md#policy-options). */
+const REFUSABLE = {
+  quoted: 'allowQuotedLocalPart',
+  literal: 'allowAddressLiteral',
+  international: 'allowInternationalLocalPart',
 } as const;
 
 export interface EngineFlagValues {
@@ -40,6 +50,8 @@ export interface EngineFlagValues {
   passes?: string;
   'pass-delay'?: string;
   'dns-timeout'?: string;
+  refuse?: string[];
+  'no-provider-rules'?: boolean;
 }
 
 /** The verifier's options that the engine flags set (absent flags leave the engine's defaults). */
@@ -52,7 +64,15 @@ export function engineOptionsOf(values: EngineFlagValues): VerifierOptions {
   if (quality !== undefined && !['Standard', 'High', 'Extreme'].includes(quality)) {
     throw new UsageError(`--quality must be Standard, High or Extreme, got ${quality}`);
   }
+  const syntax: SyntaxOptions = {};
+  for (const form of values.refuse ?? []) {
+    const option = REFUSABLE[form as keyof typeof REFUSABLE];
+    if (option === undefined) throw new UsageError(`--refuse takes ${Object.keys(REFUSABLE).join(', ')}, got ${form}`);
+    syntax[option] = false;
+  }
+  if (values['no-provider-rules'] === true) syntax.providerRules = false;
   return {
+    syntax,
     dns: { servers: values['dns-server'], timeoutMs: wholeNumber(values['dns-timeout'], '--dns-timeout', 1) },
     passes: wholeNumber(values.passes, '--passes', 1),
     passDelayMs: wholeNumber(values['pass-delay'], '--pass-delay', 0),

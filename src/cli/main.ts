@@ -42,6 +42,9 @@ Options:
                           let exchangers and literals on private, loopback or link-local addresses be
                           used (off by default: a hostile MX record could point inside your network)
   --dns-server IP[:PORT]  DNS server to ask instead of the system's (repeatable)
+  --refuse FORM           refuse a form the RFCs allow (repeatable): quoted (quoted local parts),
+                          literal (address literals), international (non-ASCII local parts)
+  --no-provider-rules     leave out the big providers' sign-up rules (IspSpecificSyntaxFailure)
   --max-connections N     SMTP connections open at once (default 50); addresses are grouped by mail
                           exchanger, so one connection serves many of them
   --deduplication MODE    Off (default), Safe or Relaxed: later copies of an address are Duplicate

@@ -29,7 +29,8 @@ Options:
   --quality LEVEL         the quality of jobs that name none (default Standard); also the
                           verifier's timeouts
   engine options, as for "mailverify check": --dns-server, --dns-timeout, --smtp-port, --helo-name,
-  --mail-from, --max-connections, --passes, --pass-delay, --allow-private-addresses
+  --mail-from, --max-connections, --passes, --pass-delay, --allow-private-addresses, --refuse,
+  --no-provider-rules
   -h, --help              this text
 
 Environment: MAILVERIFY_ROOT_USERNAME, MAILVERIFY_ROOT_PASSWORD (required), MAILVERIFY_TOKEN_SECRET

@@ -102,6 +102,23 @@ describe('mailverify check --checks syntax', () => {
     expect(stderr).toBe('');
   });
 
+  it('refuses forms of address on request: --refuse quoted|literal|international, --no-provider-rules', () => {
+    const input = '"john doe"@example.com\nuser@[8.8.8.8]\njosé@example.com\njo@gmail.com\n';
+    const statuses = (args: string[]) =>
+      mailverify(['check', '-', '-q', ...args], input).stdout.trim().split('\n').map((line) => {
+        const entry = JSON.parse(line) as { status: string; syntaxFailureIndex?: number };
+        return `${entry.status}${entry.syntaxFailureIndex === undefined ? '' : `@${entry.syntaxFailureIndex}`}`;
+      });
+    expect(statuses([])).toEqual(['Success', 'Success', 'Success', 'IspSpecificSyntaxFailure@2']);
+    expect(statuses(['--refuse', 'quoted', '--refuse', 'literal', '--refuse', 'international', '--no-provider-rules'])).toEqual([
+      'InvalidCharacterInSequence@0',
+      'UnacceptableDomainLiteral@5',
+      'InvalidCharacterInSequence@3',
+      'Success',
+    ]);
+    expect(mailverify(['check', '--refuse', 'comments'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--refuse takes quoted, literal, international/) });
+  });
+
   it('refuses what it cannot do with a clear message and exit code 2', () => {
     expect(mailverify(['check', '--checks', 'all'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--checks must be syntax, dns or smtp/) });
     expect(mailverify(['check', '--checks', 'smtp', '--mail-from', 'nobody'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/mailFrom/) });
