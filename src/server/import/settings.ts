@@ -32,7 +32,7 @@ export const MAX_COLUMN = 16_383;
 /** Worksheets per workbook: Excel has no fixed limit; this one only keeps the number sane. */
 const MAX_SHEET = 65_535;
 
-/** The spellings of each line ending: its name (any case) or its escaped characters, as service-api.md lists them. */
+/** The spellings of each line ending: its name (any case), its characters, or them escaped (\r\n). */
 const LINE_ENDINGS: ReadonlyArray<readonly [LineEnding, readonly string[]]> = [
   ['Auto', ['auto']],
   ['CrLf', ['crlf', '\\r\\n', '\r\n']],
