@@ -16,6 +16,7 @@ import { openSqliteStore } from '../jobs/sqlite-store.js';
 import type { JobStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
 import { Cursors } from './cursor.js';
+import { resolveImportOptions, type ImportOptions } from './import/index.js';
 import { ProblemError, sendProblem } from './problems.js';
 import { legacyRoutes } from './legacy.js';
 import { v2Routes, type ServerContext } from './routes.js';
@@ -44,6 +45,8 @@ export interface ServerOptions {
   readonly bodyLimit?: number;
   /** The most entries of one job (default 1,000,000). */
   readonly maxEntriesPerJob?: number;
+  /** File import (multipart POST /email-validations): upload size, workbook caps, temporary folder. */
+  readonly fileImport?: ImportOptions;
 }
 
 export interface StandaloneOptions extends ServerOptions {
@@ -97,9 +100,11 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     defaultRetentionMs: options.defaultRetentionMs ?? DEFAULT_RETENTION_MS,
     maxEntriesPerJob: options.maxEntriesPerJob ?? 1_000_000,
     allowPrivateAddresses: options.verifier?.allowPrivateAddresses === true,
+    fileImport: resolveImportOptions(options.fileImport),
   };
 
-  // JSON only (file import, multipart, comes with its own parser): any other body is 415.
+  // JSON, and multipart for file import: any other body is 415. A multipart body is left unread here: the route
+  // that takes it streams its parts (src/server/import/).
   app.removeContentTypeParser('text/plain');
   // An empty body with a JSON content type (a DELETE or GET from a client that always sends the header) is no body,
   // not malformed JSON; anything else goes through Fastify's own parser (prototype poisoning refused).
@@ -109,6 +114,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     if (body === '') return done(null, undefined);
     return parseJson(request, body as string, done);
   });
+  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) return sendProblem(reply, error);

@@ -11,9 +11,10 @@ import type { EntryFilter, JobRecord, JobStatus } from '../jobs/types.js';
 import { isStatusCode, type StatusCode } from '../status/catalogue.js';
 import type { Authenticator, User } from './auth.js';
 import type { Cursors, CursorState } from './cursor.js';
+import { isMultipart, readFileImport, type ResolvedImportOptions } from './import/index.js';
 import { ProblemError, invalidField } from './problems.js';
 import { overviewOf } from './shapes.js';
-import { readSubmission, readWaitTime } from './submission.js';
+import { readSubmission, readWaitTime, type Submission } from './submission.js';
 
 export interface ServerContext {
   readonly jobs: Jobs;
@@ -23,6 +24,7 @@ export interface ServerContext {
   readonly defaultRetentionMs: number;
   readonly maxEntriesPerJob: number;
   readonly allowPrivateAddresses: boolean;
+  readonly fileImport: ResolvedImportOptions;
 }
 
 type Query = Record<string, string | undefined>;
@@ -87,7 +89,15 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
   app.post('/email-validations', async (request, reply) => {
     const query = request.query as Query;
     const waitTime = readWaitTime(query['waitTime']);
-    const submission = readSubmission(request.body, context);
+    const contentType = request.headers['content-type'];
+    const submission = isMultipart(contentType)
+      ? await readFileImport(request.raw, contentType, context, context.fileImport)
+      : readSubmission(request.body, context);
+    return submitJob(request, reply, submission, waitTime);
+  });
+
+  /** A job of the submission, answered as its snapshot after up to `waitTime` (JSON body and file import alike). */
+  async function submitJob(request: FastifyRequest, reply: FastifyReply, submission: Submission, waitTime: number) {
     const job = await jobs.submit(
       {
         id: randomUUID(),
@@ -105,7 +115,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
       submission.inputs,
     );
     return snapshot(request, reply, job.id, waitTime, true);
-  });
+  }
 
   app.get('/email-validations', async (request) => listJobs(request, request.query as Query));
 

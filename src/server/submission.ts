@@ -55,7 +55,15 @@ export function readSubmission(body: unknown, limits: SubmissionLimits): Submiss
   }
   const inputs: JobInput[] = new Array(entries.length);
   for (let i = 0; i < entries.length; i++) inputs[i] = readEntry(entries[i], `entries[${i}]`);
-  const submission: { -readonly [K in keyof Submission]: Submission[K] } = { inputs };
+  return { inputs, ...readJobSettings(body, limits) };
+}
+
+/**
+ * The settings of a job besides its entries (quality, deduplication, priority, name, retention, callback), from a
+ * JSON object: the JSON body, or the `settings` part of a file import.
+ */
+export function readJobSettings(body: Record<string, unknown>, limits: SubmissionLimits): Omit<Submission, 'inputs'> {
+  const submission: { -readonly [K in keyof Submission]?: Submission[K] } = {};
 
   if (body['quality'] != null) {
     const quality = canonical(body['quality'], QUALITIES);
