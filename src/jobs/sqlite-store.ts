@@ -335,13 +335,13 @@ export class SqliteJobStore implements JobStore {
     const job = this.#sequenceOf(jobId);
     if (job === undefined) return 0;
     if (filter.include === undefined && filter.exclude === undefined) {
-      return this.#statement('SELECT COUNT(*) FROM entries WHERE job = ? AND status IS NOT NULL').pluck().get([job]) as number;
+      return (this.#statement('SELECT COUNT(*) AS n FROM entries WHERE job = ? AND status IS NOT NULL').get([job]) as Row)['n'] as number;
     }
     // One index range per status, as for a filtered page.
-    const byStatus = this.#statement('SELECT COUNT(*) FROM entries WHERE job = ? AND status = ?').pluck();
+    const byStatus = this.#statement('SELECT COUNT(*) AS n FROM entries WHERE job = ? AND status = ?');
     let count = 0;
     for (const status of selectedStatuses(filter.include, filter.exclude, STATUS_CODES, STATUS_CODES)) {
-      count += byStatus.get([job, status]) as number;
+      count += (byStatus.get([job, status]) as Row)['n'] as number;
     }
     return count;
   }

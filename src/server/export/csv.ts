@@ -13,9 +13,10 @@ export function csvStream(pages: AsyncIterable<Entry[]>): Readable {
     }
   }
   // RFC 4180 section 2: CRLF between records, fields with a comma, quote or line break in double quotes.
-  // Cells with white space at an edge are quoted too, so that no reader trims it.
+  // csv-stringify quotes a cell holding the record delimiter (CRLF) but not a lone CR or LF: those are quoted here,
+  // and so are cells with white space at an edge, so that no reader takes them apart or trims them.
   // A failure on either side destroys the other; the reply sees it and drops the connection.
-  return pipeline(Readable.from(records()), stringify({ record_delimiter: 'windows', quoted_match: /^\s|\s$/ }), () => {});
+  return pipeline(Readable.from(records()), stringify({ record_delimiter: 'windows', quoted_match: /[\r\n]|^\s|\s$/ }), () => {});
 }
 
 /** Numbers as JavaScript writes them, booleans as `true` / `false`, absent fields empty. */
