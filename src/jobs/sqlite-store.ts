@@ -21,6 +21,7 @@ import type { Deduplication } from '../engine/dedupe.js';
 import { STATUS_CODES } from '../status/catalogue.js';
 import type {
   CallbackSettings,
+  EntryFilter,
   EntryPageQuery,
   JobInput,
   JobInterface,
@@ -328,6 +329,21 @@ export class SqliteJobStore implements JobStore {
     if (more) rows.length = query.limit;
     if (backwards) rows.reverse();
     return { data: rows.map(toEntry), more };
+  }
+
+  async countEntries(jobId: string, filter: EntryFilter): Promise<number> {
+    const job = this.#sequenceOf(jobId);
+    if (job === undefined) return 0;
+    if (filter.include === undefined && filter.exclude === undefined) {
+      return (this.#statement('SELECT COUNT(*) AS n FROM entries WHERE job = ? AND status IS NOT NULL').get([job]) as Row)['n'] as number;
+    }
+    // One index range per status, as for a filtered page.
+    const byStatus = this.#statement('SELECT COUNT(*) AS n FROM entries WHERE job = ? AND status = ?');
+    let count = 0;
+    for (const status of selectedStatuses(filter.include, filter.exclude, STATUS_CODES, STATUS_CODES)) {
+      count += (byStatus.get([job, status]) as Row)['n'] as number;
+    }
+    return count;
   }
 
   async entry(jobId: string, index: number): Promise<Entry | null> {

@@ -110,6 +110,8 @@ export interface JobStore {
   listJobs(query: JobListQuery): Promise<Page<JobRecord>>;
   /** Entries with a result, in index order; `more` says whether the filter matches more past the page. */
   entries(jobId: string, query: EntryPageQuery): Promise<Page<Entry>>;
+  /** How many entries with a result the filter matches (0 for an unknown job). */
+  countEntries(jobId: string, filter: EntryFilter): Promise<number>;
   /** The entry at `index`, or null when it has no result (or the job has no such index). */
   entry(jobId: string, index: number): Promise<Entry | null>;
   /** Inputs without a result, from `afterIndex` (exclusive), in index order. */

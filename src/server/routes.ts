@@ -11,6 +11,7 @@ import type { EntryFilter, JobRecord, JobStatus } from '../jobs/types.js';
 import { isStatusCode, type StatusCode } from '../status/catalogue.js';
 import type { Authenticator, User } from './auth.js';
 import type { Cursors, CursorState } from './cursor.js';
+import { entriesFormat, sendExport } from './export/index.js';
 import { isMultipart, readFileImport, type ResolvedImportOptions } from './import/index.js';
 import { ProblemError, invalidField } from './problems.js';
 import { overviewOf } from './shapes.js';
@@ -133,9 +134,13 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
   app.get('/email-validations/:id/entries', async (request, reply) => {
     const { id } = request.params as { id: string };
     const query = request.query as Query;
+    // JSON pages, or an export (CSV, xlsx, xls) by Accept: src/server/export/.
+    const format = entriesFormat(request.headers.accept);
     const job = await settled(request, id, readWaitTime(query['waitTime']));
     if (job.status === 'InProgress') return reply.code(202).send({ overview: overview(job) });
-    return entriesPage(job, query);
+    if (format === 'json') return entriesPage(job, query);
+    const filter = readStatusFilter(query, (name) => isStatusCode(name), 'status code') ?? {};
+    return sendExport(reply, jobs.options.store, job, filter, format);
   });
 
   app.get('/email-validations/:id/entries/:index', async (request, reply) => {

@@ -1,0 +1,56 @@
+/**
+ * Export of a job's entries (`GET /email-validations/{id}/entries` with an `Accept` of CSV, xlsx or xls): every
+ * entry the status filter selects, one row each, under a header of the entry's field names. `cursor`, `cursor:prev`
+ * and `limit` do not apply: an export is the whole filtered listing. CSV and xlsx are streamed as the store is read
+ * page by page; xls, at most 65,536 rows, is built in memory and sent whole.
+ */
+import type { FastifyReply } from 'fastify';
+import type { EntryFilter, JobRecord, JobStore } from '../../jobs/types.js';
+import { ProblemError } from '../problems.js';
+import { XLS_MAX_ROWS } from './biff8.js';
+import { csvStream } from './csv.js';
+import { EXPORT_TYPES } from './negotiate.js';
+import { entryPages } from './rows.js';
+import { xlsFile } from './xls.js';
+import { xlsxStream } from './xlsx.js';
+
+export { entriesFormat, type EntriesFormat } from './negotiate.js';
+
+/** Rows of an xlsx sheet (ECMA-376 / Excel's limit: 1,048,576), the header row included. */
+export const XLSX_MAX_ROWS = 1_048_576;
+
+type ExportFormat = 'csv' | 'xlsx' | 'xls';
+
+/** The data rows each format holds besides its header row; CSV has no limit. */
+export const MAX_DATA_ROWS: Readonly<Record<ExportFormat, number>> = {
+  csv: Infinity,
+  xlsx: XLSX_MAX_ROWS - 1,
+  xls: XLS_MAX_ROWS - 1,
+};
+
+/** Answers the request with the export of the completed job's entries that `filter` selects. */
+export async function sendExport(
+  reply: FastifyReply,
+  store: JobStore,
+  job: JobRecord,
+  filter: EntryFilter,
+  format: ExportFormat,
+): Promise<FastifyReply> {
+  if (format !== 'csv') {
+    const rows = await store.countEntries(job.id, filter);
+    if (rows > MAX_DATA_ROWS[format]) {
+      throw new ProblemError(
+        415,
+        `The export has ${rows} entries; a ${format} sheet holds at most ${MAX_DATA_ROWS[format]} besides its header. Export it as ${EXPORT_TYPES.csv}, or filter it by status.`,
+      );
+    }
+  }
+  const pages = entryPages(store, job.id, filter);
+  reply
+    .code(200)
+    .header('Content-Disposition', `attachment; filename="${job.id}.${format}"`)
+    .header('Content-Type', format === 'csv' ? `${EXPORT_TYPES.csv}; charset=utf-8; header=present` : EXPORT_TYPES[format]);
+  if (format === 'csv') return reply.send(csvStream(pages));
+  if (format === 'xlsx') return reply.send(xlsxStream(pages));
+  return reply.send(await xlsFile(pages));
+}
