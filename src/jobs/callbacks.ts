@@ -258,7 +258,11 @@ export class CallbackWorker {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#pumping = this.#deliverDue()
-      .catch((error: unknown) => this.#log(`mailverify: callback delivery failed: ${(error as Error)?.message ?? String(error)}`))
+      .catch((error: unknown) => {
+        this.#log(`mailverify: callback delivery failed: ${(error as Error)?.message ?? String(error)}`);
+        // The store failed: the outbox is read again a little later.
+        if (!this.#closed && this.#timer === undefined) this.#schedule(FIRST_RETRY_MS);
+      })
       .finally(() => {
         this.#pumping = null;
         if (this.#again && !this.#closed) this.#pump();
@@ -273,17 +277,24 @@ export class CallbackWorker {
         if (this.#closed) return;
         const due = await store.dueCallbacks(this.#clock.now(), this.#options.concurrency!);
         if (due.length === 0) break;
-        await Promise.all(due.map((delivery) => this.#attempt(delivery)));
+        // Every try of the batch ends before the next batch is read (none is read twice); a failure of the store
+        // on one does not cut the others short.
+        const settled = await Promise.allSettled(due.map((delivery) => this.#attempt(delivery)));
+        const failure = settled.find((result) => result.status === 'rejected');
+        if (failure !== undefined) throw failure.reason;
       }
     } while (this.#again);
     if (this.#closed) return;
     const next = await store.nextCallbackAt();
-    if (next !== null && !this.#closed) {
-      this.#timer = this.#clock.setTimeout(() => {
-        this.#timer = undefined;
-        this.#pump();
-      }, next - this.#clock.now());
-    }
+    if (next !== null && !this.#closed) this.#schedule(next - this.#clock.now());
+  }
+
+  /** Reads the outbox again in `ms` on the clock. */
+  #schedule(ms: number): void {
+    this.#timer = this.#clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.#pump();
+    }, ms);
   }
 
   async #attempt(delivery: CallbackDelivery): Promise<void> {
@@ -297,12 +308,12 @@ export class CallbackWorker {
       return;
     }
     const outcome = await deliverCallback(delivery, { ...this.#options, signal: this.#stopping.signal });
-    // A try cut short by close() is not counted: it is made again at the next start.
-    if (this.#closed) return;
     if (outcome.delivered) {
       await store.removeCallback(delivery.id);
       return;
     }
+    // A try cut short by close() is not counted: it is made again at the next start.
+    if (this.#closed) return;
     const attempts = delivery.attempts + 1;
     const next = started + retryGapMs(attempts);
     if (next > firstAttemptAt + GIVE_UP_AFTER_MS) {

@@ -387,6 +387,21 @@ describe('addresses', () => {
 });
 
 describe('the outbox', () => {
+  it('a store that fails is logged, and the outbox is read again 10 s later', async () => {
+    const clock = new ManualClock();
+    const fixture = await open(join(dir, 'store-fails.db'), clock);
+    await fixture.worker.settled();
+    await fixture.store.close();
+    fixture.worker.wake();
+    await fixture.worker.settled();
+    expect(fixture.logged).toEqual([expect.stringMatching(/callback delivery failed: .*closed/)]);
+    expect(clock.timers()).toEqual([clock.now() + 10 * SECOND]);
+    await nextTry(clock, fixture.worker);
+    expect(fixture.logged).toHaveLength(2);
+    await fixture.worker.close();
+    expect(clock.timers()).toEqual([]);
+  });
+
   it('a database of schema version 1 gains the outbox: its jobs stay, and a job completed after it sends its callback', async () => {
     const path = join(dir, 'migrate.db');
     const clock = new ManualClock();
