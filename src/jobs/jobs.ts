@@ -8,10 +8,11 @@
  * an entry, so every entry is answered exactly once.
  */
 import type { Entry } from '../engine/entry.js';
-import { isoNow } from '../engine/entry.js';
 import { SETTLED, type SettledInput } from '../engine/batch.js';
 import { QUALITIES, type Quality } from '../engine/quality.js';
 import type { Verifier } from '../engine/verifier.js';
+import { completionEvent } from './callbacks.js';
+import { isoTime, realClock, type Clock } from './clock.js';
 import type { JobInput, JobRecord, JobStore, NewJob, PendingInput } from './types.js';
 
 export interface JobsOptions {
@@ -24,6 +25,10 @@ export interface JobsOptions {
   readonly flushEntries?: number;
   /** Inputs read from the store at once (default 2,000). */
   readonly readChunk?: number;
+  /** The time source of completion and end times (default: the real clock). */
+  readonly clock?: Clock;
+  /** Told when a completed job put its callback event in the store's outbox (the delivery worker's `wake`). */
+  readonly onCallbackQueued?: (jobId: string) => void;
   /** Where a job that fails for a reason of ours is reported (default: console.error). */
   readonly onError?: (error: unknown, jobId: string) => void;
 }
@@ -39,7 +44,12 @@ export class Jobs {
   private readonly waiters = new Map<string, Set<() => void>>();
   private closing = false;
 
-  private constructor(readonly options: JobsOptions) {}
+  /** @internal */
+  readonly clock: Clock;
+
+  private constructor(readonly options: JobsOptions) {
+    this.clock = options.clock ?? realClock;
+  }
 
   /** Opens the jobs of `store`, and runs again every job a previous process left InProgress. */
   static async open(options: JobsOptions): Promise<Jobs> {
@@ -91,7 +101,7 @@ export class Jobs {
     if (run !== undefined) await run.stop();
     const job = await this.options.store.getJob(id);
     if (job === null || job.status === 'Deleted' || job.status === 'Expired') return job;
-    await this.options.store.endJob(id, 'Deleted', isoNow());
+    await this.options.store.endJob(id, 'Deleted', isoTime(this.clock));
     return this.options.store.getJob(id);
   }
 
@@ -185,7 +195,12 @@ class JobRun {
       if (this.writeError !== null) throw this.writeError.error;
       const stored = await store.getJob(job.id);
       if (stored !== null && stored.status === 'InProgress' && stored.noOfCompleted === stored.noOfEntries) {
-        await store.completeJob(job.id, isoNow());
+        // The callback event goes into the outbox with the completion, in one transaction: it is sent even if the
+        // process stops right after.
+        const completedOn = isoTime(this.jobs.clock);
+        const event = completionEvent(stored, completedOn);
+        await store.completeJob(job.id, completedOn, event);
+        if (event !== undefined) this.jobs.options.onCallbackQueued?.(job.id);
       } else if (stored !== null && stored.status === 'InProgress') {
         throw new Error(`${stored.noOfEntries - stored.noOfCompleted} entries have no result after the batch ended`);
       }

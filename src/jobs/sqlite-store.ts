@@ -20,6 +20,8 @@ import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
 import type { Deduplication } from '../engine/dedupe.js';
 import { STATUS_CODES } from '../status/catalogue.js';
 import type {
+  CallbackDelivery,
+  CallbackEvent,
   CallbackSettings,
   EntryFilter,
   EntryPageQuery,
@@ -100,6 +102,22 @@ const MIGRATIONS: readonly string[] = [
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
   );
+  `,
+  `
+  -- Completion callbacks waiting to be delivered (one per job at most), with their delivery state. Times are
+  -- milliseconds since the epoch. A row goes when it is delivered, given up, or its job ends or is purged.
+  CREATE TABLE callback_outbox (
+    id                          INTEGER PRIMARY KEY AUTOINCREMENT,
+    job                         INTEGER NOT NULL UNIQUE REFERENCES jobs (sequence) ON DELETE CASCADE,
+    url                         TEXT NOT NULL,
+    skip_certificate_validation INTEGER NOT NULL,
+    idempotency_key             TEXT NOT NULL,
+    body                        TEXT NOT NULL,
+    attempts                    INTEGER NOT NULL DEFAULT 0,
+    first_attempt_at            INTEGER,
+    due_at                      INTEGER NOT NULL
+  );
+  CREATE INDEX callback_outbox_by_due ON callback_outbox (due_at);
   `,
 ];
 
@@ -401,16 +419,32 @@ export class SqliteJobStore implements JobStore {
     });
   }
 
-  async completeJob(jobId: string, completedOn: string): Promise<void> {
+  async completeJob(jobId: string, completedOn: string, callback?: CallbackEvent): Promise<void> {
     checkIso('completedOn', completedOn);
+    if (callback !== undefined) checkCallbackEvent(callback, jobId);
     const job = this.#requireSequence(jobId);
-    // Only a job in progress completes: a job ended meanwhile stays a tombstone.
-    this.#write(() =>
-      this.#statement(
-        `UPDATE jobs SET status = 'Completed', completed_on = ?, completed_at_ms = ?
-         WHERE sequence = ? AND status = 'InProgress'`,
-      ).run([completedOn, Date.parse(completedOn), job]),
+    const complete = this.#statement(
+      `UPDATE jobs SET status = 'Completed', completed_on = ?, completed_at_ms = ?
+       WHERE sequence = ? AND status = 'InProgress'`,
     );
+    const enqueue = this.#statement(
+      `INSERT INTO callback_outbox (job, url, skip_certificate_validation, idempotency_key, body, due_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    // Only a job in progress completes: a job ended meanwhile stays a tombstone, and sends no callback.
+    this.#write(() => {
+      const { changes } = complete.run([completedOn, Date.parse(completedOn), job]);
+      if (changes > 0 && callback !== undefined) {
+        enqueue.run([
+          job,
+          callback.url,
+          callback.skipServerCertificateValidation ? 1 : 0,
+          callback.idempotencyKey,
+          callback.body,
+          callback.dueAt,
+        ]);
+      }
+    });
   }
 
   async unfinishedJobs(): Promise<JobRecord[]> {
@@ -429,7 +463,12 @@ export class SqliteJobStore implements JobStore {
     const end = this.#statement(
       `UPDATE jobs SET status = ?, ended_on = ? WHERE sequence = ? AND status IN ('InProgress', 'Completed')`,
     );
-    this.#write(() => end.run([status, endedOn, job]));
+    // A callback not yet delivered is dropped with the job.
+    const dropCallback = this.#statement('DELETE FROM callback_outbox WHERE job = ?');
+    this.#write(() => {
+      end.run([status, endedOn, job]);
+      dropCallback.run([job]);
+    });
     await this.#deleteEntries(job);
   }
 
@@ -451,6 +490,47 @@ export class SqliteJobStore implements JobStore {
     return this.#write(
       () => this.#statement(`DELETE FROM jobs WHERE ended_on < ? AND status IN ('Deleted', 'Expired')`).run([before]).changes,
     );
+  }
+
+  async dueCallbacks(now: number, limit: number): Promise<CallbackDelivery[]> {
+    checkLimit(limit);
+    const rows = this.#statement(
+      `SELECT callback_outbox.*, jobs.id AS job_id FROM callback_outbox JOIN jobs ON jobs.sequence = callback_outbox.job
+       WHERE due_at <= ? ORDER BY due_at, callback_outbox.id LIMIT ?`,
+    ).all([now, limit]) as Row[];
+    return rows.map((row) => {
+      const delivery: CallbackDelivery = {
+        id: row['id'] as number,
+        jobId: row['job_id'] as string,
+        url: row['url'] as string,
+        skipServerCertificateValidation: row['skip_certificate_validation'] === 1,
+        idempotencyKey: row['idempotency_key'] as string,
+        body: row['body'] as string,
+        dueAt: row['due_at'] as number,
+        attempts: row['attempts'] as number,
+      };
+      return row['first_attempt_at'] === null ? delivery : { ...delivery, firstAttemptAt: row['first_attempt_at'] as number };
+    });
+  }
+
+  async nextCallbackAt(): Promise<number | null> {
+    const row = this.#statement('SELECT MIN(due_at) AS next FROM callback_outbox').get() as Row | undefined;
+    return (row?.['next'] as number | null | undefined) ?? null;
+  }
+
+  async callbackAttempted(id: number, firstAttemptAt: number, dueAt: number): Promise<void> {
+    if (!Number.isSafeInteger(firstAttemptAt) || !Number.isSafeInteger(dueAt)) {
+      throw new RangeError('firstAttemptAt and dueAt: milliseconds since the epoch, integers');
+    }
+    const update = this.#statement(
+      'UPDATE callback_outbox SET attempts = attempts + 1, first_attempt_at = ?, due_at = ? WHERE id = ?',
+    );
+    this.#write(() => update.run([firstAttemptAt, dueAt, id]));
+  }
+
+  async removeCallback(id: number): Promise<void> {
+    const remove = this.#statement('DELETE FROM callback_outbox WHERE id = ?');
+    this.#write(() => remove.run([id]));
   }
 
   async getSetting(key: string): Promise<string | null> {
@@ -628,6 +708,11 @@ function checkIso(name: string, value: string): void {
   if (typeof value !== 'string' || !ISO_UTC_MS.test(value) || Number.isNaN(Date.parse(value))) {
     throw new RangeError(`${name}: an ISO 8601 UTC time with milliseconds (YYYY-MM-DDTHH:MM:SS.sssZ), not ${String(value)}`);
   }
+}
+
+function checkCallbackEvent(event: CallbackEvent, jobId: string): void {
+  if (event.jobId !== jobId) throw new RangeError(`the callback event is for job ${event.jobId}, not ${jobId}`);
+  if (!Number.isSafeInteger(event.dueAt)) throw new RangeError('callback dueAt: milliseconds since the epoch, an integer');
 }
 
 function checkLimit(limit: number): void {

@@ -94,6 +94,32 @@ export interface JobListQuery {
   readonly limit: number;
 }
 
+/**
+ * A completion callback event, made when its job completes and kept in the store's outbox until it is delivered or
+ * dropped. The key and the body are fixed at creation: every try sends the same ones.
+ */
+export interface CallbackEvent {
+  readonly jobId: string;
+  readonly url: string;
+  readonly skipServerCertificateValidation: boolean;
+  /** A random UUID, sent as `Idempotency-Key`. */
+  readonly idempotencyKey: string;
+  /** The JSON body. */
+  readonly body: string;
+  /** When the first try is due (milliseconds since the epoch): the job's completion. */
+  readonly dueAt: number;
+}
+
+/** An event of the outbox with its delivery state. */
+export interface CallbackDelivery extends CallbackEvent {
+  /** The outbox's own id of the event. */
+  readonly id: number;
+  /** Tries made so far. */
+  readonly attempts: number;
+  /** When the first try started (milliseconds since the epoch); absent before it. */
+  readonly firstAttemptAt?: number;
+}
+
 /** An input still without a result, for the runner. */
 export interface PendingInput extends JobInput {
   readonly index: number;
@@ -121,16 +147,27 @@ export interface JobStore {
    * comes twice (after a restart) is stored once. Returns how many entries got their first result.
    */
   saveResults(jobId: string, entries: readonly Entry[]): Promise<number>;
-  /** Marks the job Completed at `completedOn` (every entry has its result). */
-  completeJob(jobId: string, completedOn: string): Promise<void>;
+  /**
+   * Marks the job Completed at `completedOn` (every entry has its result) and, in the same transaction, puts its
+   * callback event in the outbox. A job that is not InProgress is left as it is, and the event is not kept.
+   */
+  completeJob(jobId: string, completedOn: string, callback?: CallbackEvent): Promise<void>;
   /** Jobs InProgress: run again after a restart. */
   unfinishedJobs(): Promise<JobRecord[]>;
-  /** Drops the job's entries and keeps a tombstone with `status` from `endedOn`. */
+  /** Drops the job's entries and its pending callback, and keeps a tombstone with `status` from `endedOn`. */
   endJob(jobId: string, status: 'Deleted' | 'Expired', endedOn: string): Promise<void>;
   /** Completed jobs whose retention ended by `now` (their own, else `defaultRetentionMs`). */
   expiredJobs(now: string, defaultRetentionMs: number): Promise<JobRecord[]>;
   /** Removes tombstones ended before `before`; returns how many. */
   purgeTombstones(before: string): Promise<number>;
+  /** Outbox events due by `now` (milliseconds since the epoch), soonest first, at most `limit`. */
+  dueCallbacks(now: number, limit: number): Promise<CallbackDelivery[]>;
+  /** When the next outbox event is due (milliseconds since the epoch); null when the outbox is empty. */
+  nextCallbackAt(): Promise<number | null>;
+  /** Records a failed try of event `id`: one more attempt, the first try's start, and when the next one is due. */
+  callbackAttempted(id: number, firstAttemptAt: number, dueAt: number): Promise<void>;
+  /** Removes event `id` from the outbox (delivered or given up); an id no longer there is ignored. */
+  removeCallback(id: number): Promise<void>;
   /** Small settings kept with the data (the root user's id, the token signing secret). */
   getSetting(key: string): Promise<string | null>;
   setSetting(key: string, value: string): Promise<void>;

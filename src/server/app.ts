@@ -11,7 +11,11 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import compress from '@fastify/compress';
 import cors from '@fastify/cors';
 import { createVerifier, type Quality, type VerifierOptions } from '../engine/verifier.js';
+import { createDefaultResolver } from '../dns/resolver.js';
+import { CallbackWorker, DEFAULT_CALLBACK_TIMEOUT_MS } from '../jobs/callbacks.js';
+import type { Clock } from '../jobs/clock.js';
 import { Jobs } from '../jobs/jobs.js';
+import { RetentionPurger } from '../jobs/retention.js';
 import { openSqliteStore } from '../jobs/sqlite-store.js';
 import type { JobStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
@@ -47,6 +51,13 @@ export interface ServerOptions {
   readonly maxEntriesPerJob?: number;
   /** File import (multipart POST /email-validations): upload size, workbook caps, temporary folder. */
   readonly fileImport?: ImportOptions;
+  /** How long a completion callback's receiver has to answer with a 2xx (default 5,000 ms). */
+  readonly callbackTimeoutMs?: number;
+  /**
+   * The time source of job completion and end times, callback retries and retention purges (default: the system
+   * clock). Request timeouts stay on real time.
+   */
+  readonly clock?: Clock;
 }
 
 export interface StandaloneOptions extends ServerOptions {
@@ -84,9 +95,36 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   const rootId = await setting(store, 'root.id', () => randomUUID());
   const secret = options.tokenSecret ?? (await setting(store, 'secret', () => randomBytes(32).toString('base64url')));
   const verifier = createVerifier(options.verifier);
-  const jobs = await Jobs.open({ store, verifier });
+  const defaultRetentionMs = options.defaultRetentionMs ?? DEFAULT_RETENTION_MS;
+  const allowPrivateAddresses = options.verifier?.allowPrivateAddresses === true;
+  // Callback hosts are resolved as the verifier resolves mail hosts: its resolver, else its DNS servers.
+  const dns = options.verifier?.dns;
+  const callbacks = new CallbackWorker({
+    store,
+    resolver: dns?.resolver ?? createDefaultResolver({ servers: dns?.servers, timeoutMs: dns?.timeoutMs }),
+    allowPrivateAddresses,
+    timeoutMs: options.callbackTimeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS,
+    ...(options.clock !== undefined && { clock: options.clock }),
+    log: (message) => app.log.warn(message),
+  });
+  const retention = new RetentionPurger({
+    store,
+    defaultRetentionMs,
+    ...(options.clock !== undefined && { clock: options.clock }),
+    onError: (error) => app.log.error({ err: error }, 'mailverify: retention purge failed'),
+  });
+  const jobs = await Jobs.open({
+    store,
+    verifier,
+    ...(options.clock !== undefined && { clock: options.clock }),
+    onCallbackQueued: () => callbacks.wake(),
+  });
+  callbacks.start();
+  retention.start();
   app.addHook('onClose', async () => {
-    // Running jobs write what they have and stop, then their verifier and the store the server opened close.
+    // Deliveries in flight are cut short (they are made again at the next start) and purges stop; running jobs write
+    // what they have and stop; then their verifier and the store the server opened close.
+    await Promise.all([callbacks.close(), retention.close()]);
     await jobs.close();
     await verifier.close();
     if (options.store === undefined) await store.close();
@@ -97,9 +135,9 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     auth: new Authenticator({ id: rootId, username: options.rootUsername, password: options.rootPassword }, secret, options.tokenLifetimeMs ?? 3_600_000),
     cursors: new Cursors(secret),
     defaultQuality: options.defaultQuality ?? 'Standard',
-    defaultRetentionMs: options.defaultRetentionMs ?? DEFAULT_RETENTION_MS,
+    defaultRetentionMs,
     maxEntriesPerJob: options.maxEntriesPerJob ?? 1_000_000,
-    allowPrivateAddresses: options.verifier?.allowPrivateAddresses === true,
+    allowPrivateAddresses,
     fileImport: resolveImportOptions(options.fileImport),
   };
 

@@ -14,9 +14,12 @@ export type {
   JobStatus,
   JobInterface,
   CallbackSettings,
+  CallbackEvent,
+  CallbackDelivery,
   EntryFilter,
   EntryPageQuery,
   JobListQuery,
   Page,
   PendingInput,
 } from '../jobs/types.js';
+export type { Clock, ClockTimer } from '../jobs/clock.js';
