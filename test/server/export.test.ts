@@ -250,6 +250,26 @@ describe('export formats', () => {
     expect(rows.slice(1).flat().some((cell) => typeof cell === 'boolean')).toBe(true);
   });
 
+  it('xlsx: text that XML cannot carry as it is (markup, controls, lone surrogates, edge spaces) comes back as written, in two readers', async () => {
+    const tricky = ['<a&b>@example.org', 'ctl\u0001\u001f@example.org', '  spaced@example.org ', '_x0041_@example.org', 'lone\ud800@example.org', 'ok@example.org'];
+    const jobId = await completedJob(tricky.map((inputData, i) => ({ inputData, custom: `${tricky[i]!.slice(0, 40)}` })));
+    const answer = await call('GET', `/v2.7/email-validations/${jobId}/entries`, { accept: XLSX_TYPE });
+    expect(answer.status).toBe(200);
+    const json = await jsonEntries(jobId);
+    // exceljs reads markup and edge spaces back, but leaves OOXML's _xHHHH_ escapes undecoded; SheetJS, like Excel,
+    // decodes them.
+    const byExcelJs = await readXlsx(answer.bytes);
+    const plain = (text: string | undefined) => !/[\u0000-\u001f\ud800-\udfff]|_x[0-9a-f]{4}_/i.test(text ?? '');
+    const columns = (rows: unknown[][], column: number) => rows.slice(1).map((row) => row[column]);
+    expect(columns(byExcelJs, 1).filter((_, i) => plain(json[i]!.inputData))).toEqual(json.map((e) => e.inputData).filter(plain));
+    expect(columns(byExcelJs, 15).filter((_, i) => plain(json[i]!.custom))).toEqual(json.map((e) => e.custom).filter(plain));
+    const sheetJs = XLSX.read(answer.bytes, { type: 'buffer' });
+    const rows = XLSX.utils.sheet_to_json<unknown[]>(sheetJs.Sheets[sheetJs.SheetNames[0]!]!, { header: 1, defval: null });
+    expect(columns(rows, 1)).toEqual(json.map((e) => e.inputData));
+    expect(columns(rows, 15)).toEqual(json.map((e) => e.custom));
+    expect(columns(rows, 0)).toEqual(json.map((e) => e.index));
+  });
+
   it('xls: a BIFF8 workbook read back by SheetJS, with typed cells', async () => {
     const answer = await call('GET', `/v2.7/email-validations/${id}/entries`, { accept: XLS_TYPE });
     expect(answer.status).toBe(200);
