@@ -11,21 +11,16 @@
  *   npm run bench:export -- --quick       # 100,000 entries, 1 pass: a check that it works
  *   npm run bench:export -- --passes=3
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 // @ts-expect-error plain JavaScript module
 import { LARGE_MIX, SEED, realisticCorpus } from '../syntax/corpus.mjs';
 import type { ServerStats } from './server.js';
+import { AUTHORIZATION, startServer, type ServerProcess } from './process.js';
 
-const SERVER = fileURLToPath(new URL('server-bench-server.mjs', import.meta.url)); // beside this bundle in bench/.out/
-const USERNAME = 'bench';
-const PASSWORD = 'bench-password';
-const AUTHORIZATION = `Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64')}`;
 const API = '/v2.7/email-validations';
 const TYPES = {
   csv: 'text/csv',
@@ -42,48 +37,6 @@ const PASSES = Number(argument('passes') ?? (quick ? 1 : 2));
 const LARGE = Number(argument("entries") ?? (quick ? 100_000 : 1_000_000));
 const XLS_ROWS = 65_535;
 
-interface ServerProcess {
-  readonly port: number;
-  readonly idleRssMb: number;
-  mark(): Promise<void>;
-  stats(): Promise<ServerStats>;
-  close(): Promise<void>;
-}
-
-async function startServer(dataDir: string): Promise<ServerProcess> {
-  const child: ChildProcess = fork(SERVER, [JSON.stringify({ dataDir, username: USERNAME, password: PASSWORD, verifier: { checks: 'syntax' } })], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let nextId = 0;
-  const pending = new Map<number, (message: { stats?: ServerStats }) => void>();
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const ready = await new Promise<{ port: number; idle: ServerStats }>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`server exited (${code}) before listening`)));
-    child.on('message', (message: { ready?: boolean; id?: number; port: number; idle: ServerStats; stats?: ServerStats }) => {
-      if (message.ready === true) resolve(message);
-      else if (message.id !== undefined) {
-        pending.get(message.id)?.(message);
-        pending.delete(message.id);
-      }
-    });
-  });
-  const call = (command: string) =>
-    new Promise<{ stats?: ServerStats }>((resolve) => {
-      const id = nextId++;
-      pending.set(id, resolve);
-      child.send({ id, command });
-    });
-  return {
-    port: ready.port,
-    idleRssMb: ready.idle.rssMb,
-    mark: async () => void (await call('mark')),
-    stats: async () => (await call('stats')).stats!,
-    close: async () => {
-      await call('close');
-      await exited;
-    },
-  };
-}
 
 /** A request read to its end: status, bytes (the body kept only when `keep`), time to the last byte. */
 function send(port: number, method: string, path: string, options: { body?: Buffer; accept?: string; keep?: boolean } = {}) {
@@ -164,7 +117,7 @@ try {
   await server.close();
   // A fresh process: what the export costs, not what the submissions left behind.
   server = await startServer(dataDir);
-  const idle = server.idleRssMb;
+  const idle = server.idle.rssMb;
   const passes: Pass[] = [];
   for (let pass = 0; pass < PASSES; pass++) {
     passes.push(await measure(server, large, 'csv', LARGE));

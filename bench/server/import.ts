@@ -16,7 +16,6 @@
  * The results are printed as markdown and written to bench/server/import-last-run.md; bench/README.md ("File
  * import") explains them.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
@@ -25,65 +24,19 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import ExcelJS from 'exceljs';
 import type { ServerStats } from './server.js';
+import { AUTHORIZATION, startServer } from './process.js';
 
-const SERVER = fileURLToPath(new URL('server-bench-server.mjs', import.meta.url)); // beside this bundle in bench/.out/
 const LAST_RUN = fileURLToPath(new URL('../server/import-last-run.md', import.meta.url));
-const USERNAME = 'bench';
-const PASSWORD = 'bench password';
-const AUTH = `Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64')}`;
 const MB = 1024 * 1024;
 const runs = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) ?? 3);
 
-interface ServerProcess {
-  readonly port: number;
-  readonly idle: ServerStats;
-  mark(): Promise<void>;
-  stats(): Promise<ServerStats>;
-  close(): Promise<void>;
-}
-
-async function startServer(dataDir: string): Promise<ServerProcess> {
-  const child: ChildProcess = fork(SERVER, [JSON.stringify({ dataDir, username: USERNAME, password: PASSWORD, verifier: { checks: 'syntax' } })], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let nextId = 0;
-  const pending = new Map<number, (message: { stats?: ServerStats }) => void>();
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const ready = await new Promise<{ port: number; idle: ServerStats }>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`server exited (${code}) before listening`)));
-    child.on('message', (message: { ready?: boolean; id?: number; port: number; idle: ServerStats; stats?: ServerStats }) => {
-      if (message.ready === true) resolve(message);
-      else if (message.id !== undefined) {
-        pending.get(message.id)?.(message);
-        pending.delete(message.id);
-      }
-    });
-  });
-  const call = (command: string) =>
-    new Promise<{ stats?: ServerStats }>((resolve) => {
-      const id = nextId++;
-      pending.set(id, resolve);
-      child.send({ id, command });
-    });
-  return {
-    port: ready.port,
-    idle: ready.idle,
-    mark: async () => void (await call('mark')),
-    stats: async () => (await call('stats')).stats!,
-    close: async () => {
-      await call('close');
-      await exited;
-    },
-  };
-}
 
 /** POST of a prepared body; the time from the first byte sent to the end of the answer. */
 function post(port: number, body: Buffer, contentType: string): Promise<{ status: number; ms: number; noOfEntries: number }> {
   return new Promise((resolve, reject) => {
     const start = performance.now();
     const request = httpRequest(
-      { host: '127.0.0.1', port, method: 'POST', path: '/v2.7/email-validations', headers: { authorization: AUTH, 'content-type': contentType, 'content-length': body.length } },
+      { host: '127.0.0.1', port, method: 'POST', path: '/v2.7/email-validations', headers: { authorization: AUTHORIZATION, 'content-type': contentType, 'content-length': body.length } },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));

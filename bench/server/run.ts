@@ -20,7 +20,7 @@
  * The results are printed as markdown and written to bench/server/last-run.md (not with --quick); bench/README.md
  * ("Server benchmark") explains them.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
@@ -36,14 +36,11 @@ import { buildBench, labScenario } from '../batch/scenario.js';
 // @ts-expect-error plain JavaScript module
 import { LARGE_MIX, SEED, realisticCorpus } from '../syntax/corpus.mjs';
 import type { ServerStats, Stall } from './server.js';
+import { AUTHORIZATION, startServer, type ServerProcess } from './process.js';
 
-const SERVER = fileURLToPath(new URL('server-bench-server.mjs', import.meta.url)); // beside this bundle in bench/.out/
 const LAST_RUN = fileURLToPath(new URL('../server/last-run.md', import.meta.url));
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 
-const USERNAME = 'bench';
-const PASSWORD = 'bench-password';
-const AUTHORIZATION = `Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64')}`;
 const API = '/v2.7/email-validations';
 const OFFLINE: VerifierOptions = { checks: 'syntax' };
 
@@ -92,51 +89,6 @@ const clock = (): number => performance.timeOrigin + performance.now();
 // ---------------------------------------------------------------------------------------------------------------
 // The server process
 
-interface ServerProcess {
-  readonly port: number;
-  /** Stats at start, once listening. */
-  readonly idle: ServerStats;
-  mark(): Promise<void>;
-  stats(): Promise<ServerStats>;
-  close(): Promise<void>;
-}
-
-async function startServer(dataDir: string, verifier: VerifierOptions, execArgv: string[] = []): Promise<ServerProcess> {
-  const child: ChildProcess = fork(SERVER, [JSON.stringify({ dataDir, username: USERNAME, password: PASSWORD, verifier })], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    execArgv,
-  });
-  let nextId = 0;
-  const pending = new Map<number, (message: { stats?: ServerStats }) => void>();
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const ready = await new Promise<{ port: number; idle: ServerStats }>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`server exited (${code}) before listening`)));
-    child.on('message', (message: { ready?: boolean; id?: number; port: number; idle: ServerStats; stats?: ServerStats }) => {
-      if (message.ready === true) resolve(message);
-      else if (message.id !== undefined) {
-        pending.get(message.id)?.(message);
-        pending.delete(message.id);
-      }
-    });
-  });
-  const call = (command: string) =>
-    new Promise<{ stats?: ServerStats }>((resolve) => {
-      const id = nextId++;
-      pending.set(id, resolve);
-      child.send({ id, command });
-    });
-  return {
-    port: ready.port,
-    idle: ready.idle,
-    mark: async () => void (await call('mark')),
-    stats: async () => (await call('stats')).stats!,
-    close: async () => {
-      await call('close');
-      await exited;
-    },
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // HTTP
