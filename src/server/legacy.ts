@@ -7,16 +7,14 @@
  *   store), 202 without entries while it runs.
  * - DELETE answers 200, 410 when already deleted or expired, 406 while the job runs.
  */
-import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { isoNow } from '../engine/entry.js';
 import { toLegacyEntry } from '../engine/legacy.js';
 import type { JobRecord } from '../jobs/types.js';
 import { formatDuration } from '../jobs/duration.js';
 import { VERSION } from '../version.js';
 import { ProblemError, invalidField } from './problems.js';
-import { addMethodNotAllowed, clientIpOf, gone, requireCredentials, type ServerContext } from './routes.js';
+import { addMethodNotAllowed, gone, newJob, requireCredentials, type ServerContext } from './routes.js';
 import { canonical, readSubmission } from './submission.js';
 
 const PATHS: Record<string, readonly string[]> = {
@@ -51,19 +49,7 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
       throw invalidField('deduplication', 'must be off or safe');
     }
     const submission = readSubmission({ entries, quality, priority, deduplication }, context);
-    const job = await jobs.submit(
-      {
-        id: randomUUID(),
-        owner: request.user!.id,
-        clientIP: clientIpOf(request),
-        quality: submission.quality ?? context.defaultQuality,
-        deduplication: submission.deduplication ?? 'Off',
-        ...(submission.priority !== undefined && { priority: submission.priority }),
-        interface: 'v1.4',
-        createdOn: isoNow(),
-      },
-      submission.inputs,
-    );
+    const job = await jobs.submit(newJob(request, submission, context, 'v1.4'), submission.inputs);
     const location = `${request.url.split('?')[0]!.replace(/\/+$/, '')}/${job.id}`;
     return reply.code(202).header('Location', location).send(snapshotOf(job));
   });

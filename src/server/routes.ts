@@ -4,10 +4,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isoNow } from '../engine/entry.js';
+import { isoTime } from '../jobs/clock.js';
 import type { Quality } from '../engine/verifier.js';
 import type { Jobs } from '../jobs/jobs.js';
-import type { EntryFilter, JobRecord, JobStatus } from '../jobs/types.js';
+import type { EntryFilter, JobInterface, JobRecord, JobStatus, NewJob } from '../jobs/types.js';
 import { isStatusCode, type StatusCode } from '../status/catalogue.js';
 import type { Authenticator, User } from './auth.js';
 import type { Cursors, CursorState } from './cursor.js';
@@ -99,22 +99,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
 
   /** A job of the submission, answered as its snapshot after up to `waitTime` (JSON body and file import alike). */
   async function submitJob(request: FastifyRequest, reply: FastifyReply, submission: Submission, waitTime: number) {
-    const job = await jobs.submit(
-      {
-        id: randomUUID(),
-        owner: request.user!.id,
-        clientIP: clientIpOf(request),
-        ...(submission.name !== undefined && { name: submission.name }),
-        quality: submission.quality ?? context.defaultQuality,
-        deduplication: submission.deduplication ?? 'Off',
-        ...(submission.priority !== undefined && { priority: submission.priority }),
-        ...(submission.retentionMs !== undefined && { retentionMs: submission.retentionMs }),
-        ...(submission.callback !== undefined && { callback: submission.callback }),
-        interface: 'v2',
-        createdOn: isoNow(),
-      },
-      submission.inputs,
-    );
+    const job = await jobs.submit(newJob(request, submission, context, 'v2'), submission.inputs);
     return snapshot(request, reply, job.id, waitTime, true);
   }
 
@@ -283,6 +268,23 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     const common = { limit: limit ?? state.limit, filter: state.filter };
     return next !== undefined ? { ...common, after: state.last } : { ...common, before: state.first };
   }
+}
+
+/** The job a submission makes: the caller's, with the server's defaults for what the submission leaves out. */
+export function newJob(request: FastifyRequest, submission: Submission, context: ServerContext, api: JobInterface): NewJob {
+  return {
+    id: randomUUID(),
+    owner: request.user!.id,
+    clientIP: clientIpOf(request),
+    ...(submission.name !== undefined && { name: submission.name }),
+    quality: submission.quality ?? context.defaultQuality,
+    deduplication: submission.deduplication ?? 'Off',
+    ...(submission.priority !== undefined && { priority: submission.priority }),
+    ...(submission.retentionMs !== undefined && { retentionMs: submission.retentionMs }),
+    ...(submission.callback !== undefined && { callback: submission.callback }),
+    interface: api,
+    createdOn: isoTime(context.jobs.clock),
+  };
 }
 
 export function gone(job: JobRecord): ProblemError {
