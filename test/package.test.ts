@@ -87,6 +87,37 @@ describe('mailverify/server', () => {
     expect(run('server-cjs.cjs', `const server = require('mailverify/server');\n${probe}`)).toEqual(expected);
   });
 
+  it('reads an uploaded workbook (in its worker thread) from the built files, ES module and CommonJS alike', async () => {
+    const { default: ExcelJS } = await import('exceljs');
+    const workbook = new ExcelJS.Workbook();
+    const sheet = workbook.addWorksheet('list');
+    sheet.addRow(['email']);
+    sheet.addRow(['jane@example.org']);
+    sheet.addRow(['no-at-sign']);
+    writeFileSync(join(consumer, 'list.xlsx'), Buffer.from(await workbook.xlsx.writeBuffer()));
+    const probe = (load: string) => `
+      ${load}
+      const { mkdtempSync } = require('node:fs');
+      const { tmpdir } = require('node:os');
+      const { join } = require('node:path');
+      (async () => {
+        const app = await server.createServer({ dataDir: mkdtempSync(join(tmpdir(), 'mv-pkg-')), rootUsername: 'u', rootPassword: 'p', verifier: { checks: 'syntax' } });
+        const origin = await app.listen({ host: '127.0.0.1', port: 0 });
+        const form = new FormData();
+        form.append('inputFile', new Blob([require('node:fs').readFileSync('list.xlsx')], { type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' }), 'list.xlsx');
+        form.append('settings', JSON.stringify({ startingRow: 1 }));
+        const answer = await fetch(origin + '/v2.7/email-validations?waitTime=10000', { method: 'POST', body: form, headers: { authorization: 'Basic ' + Buffer.from('u:p').toString('base64') } });
+        const job = await answer.json();
+        await app.close();
+        console.log(JSON.stringify([answer.status, job.entries.data.map((e) => e.status)]));
+      })();`;
+    const expected = [200, ['Success', 'AtSignNotFound']];
+    expect(run('workbook-cjs.cjs', probe(`const server = require('mailverify/server');`))).toEqual(expected);
+    expect(
+      run('workbook-esm.mjs', probe(`import * as server from 'mailverify/server';\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);`)),
+    ).toEqual(expected);
+  });
+
   it("is not loaded by 'mailverify': the engine alone loads no HTTP, database or token code", () => {
     const loaded = (entry: string): string[] =>
       run(
