@@ -124,6 +124,14 @@ const MIGRATIONS: readonly string[] = [
 /** Inputs inserted per statement when a job is created. */
 const INSERT_ROWS = 100;
 
+/**
+ * Inputs inserted per transaction when a job is created; other work runs between two (a million inputs would hold
+ * the event loop for a second in one). Until the last one, the job is `Creating`: invisible, never run, and removed
+ * at the next opening if the process stopped in between (its submission was never answered).
+ */
+const CREATE_BATCH = 20_000;
+const CREATING = 'Creating';
+
 /** Entries deleted per transaction when a job ends: keeps each pause of the event loop short. */
 const DELETE_BATCH = 20_000;
 
@@ -216,7 +224,7 @@ export class SqliteJobStore implements JobStore {
     checkIso('createdOn', job.createdOn);
     const insertJob = this.#statement(
       `INSERT INTO jobs (id, owner, client_ip, name, quality, deduplication, priority, retention_ms, callback, interface,
-         created_on, status, no_of_entries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'InProgress', ?)`,
+         created_on, status, no_of_entries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '${CREATING}', ?)`,
     );
     const insertInput = this.#statement('INSERT INTO entries (job, idx, input_data, custom) VALUES (?, ?, ?, ?)');
     const insertInputs = this.#statement(
@@ -237,31 +245,42 @@ export class SqliteJobStore implements JobStore {
         job.createdOn,
         inputs.length,
       ]);
-      const sequence = Number(lastInsertRowid);
+      return Number(lastInsertRowid);
+    });
+    try {
       // Many rows per statement: each call into SQLite costs more than the row it inserts.
       const values = new Array<unknown>(4 * INSERT_ROWS);
-      let index = 0;
-      for (; index + INSERT_ROWS <= inputs.length; index += INSERT_ROWS) {
-        for (let row = 0, at = 0; row < INSERT_ROWS; row++, at += 4) {
-          const input = inputs[index + row]!;
-          values[at] = sequence;
-          values[at + 1] = index + row;
-          values[at + 2] = input.inputData;
-          values[at + 3] = input.custom ?? null;
-        }
-        insertInputs.run(values);
+      for (let start = 0; start < inputs.length; start += CREATE_BATCH) {
+        if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+        const end = Math.min(start + CREATE_BATCH, inputs.length);
+        this.#write(() => {
+          let index = start;
+          for (; index + INSERT_ROWS <= end; index += INSERT_ROWS) {
+            for (let row = 0, at = 0; row < INSERT_ROWS; row++, at += 4) {
+              const input = inputs[index + row]!;
+              values[at] = sequence;
+              values[at + 1] = index + row;
+              values[at + 2] = input.inputData;
+              values[at + 3] = input.custom ?? null;
+            }
+            insertInputs.run(values);
+          }
+          for (; index < end; index++) {
+            const input = inputs[index]!;
+            insertInput.run([sequence, index, input.inputData, input.custom ?? null]);
+          }
+        });
       }
-      for (; index < inputs.length; index++) {
-        const input = inputs[index]!;
-        insertInput.run([sequence, index, input.inputData, input.custom ?? null]);
-      }
-      return sequence;
-    });
+      this.#write(() => this.#statement(`UPDATE jobs SET status = 'InProgress' WHERE sequence = ?`).run([sequence]));
+    } catch (error) {
+      if (!this.#closed) this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([sequence]));
+      throw error;
+    }
     return { ...job, status: 'InProgress', noOfEntries: inputs.length, noOfCompleted: 0, sequence };
   }
 
   async getJob(id: string): Promise<JobRecord | null> {
-    const row = this.#statement('SELECT * FROM jobs WHERE id = ?').get([id]) as Row | undefined;
+    const row = this.#statement(`SELECT * FROM jobs WHERE id = ? AND status != '${CREATING}'`).get([id]) as Row | undefined;
     return row === undefined ? null : toRecord(row);
   }
 
@@ -557,8 +576,16 @@ export class SqliteJobStore implements JobStore {
     }
   }
 
-  /** Deletes the entries left by job endings that the process did not finish (it stopped in between). */
+  /**
+   * Finishes what a process stopped in the middle of: removes jobs it was still creating (never answered to their
+   * submitter), and deletes the entries left by job endings.
+   */
   async finishEndedJobs(): Promise<void> {
+    const creating = this.#statement(`SELECT sequence FROM jobs WHERE status = '${CREATING}'`).pluck().all() as number[];
+    for (const job of creating) {
+      await this.#deleteEntries(job);
+      this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([job]));
+    }
     const jobs = this.#statement(
       `SELECT sequence FROM jobs
        WHERE status IN ('Deleted', 'Expired') AND EXISTS (SELECT 1 FROM entries WHERE job = jobs.sequence)`,

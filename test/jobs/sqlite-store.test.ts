@@ -108,6 +108,50 @@ describe('jobs', () => {
   });
 });
 
+describe('creating a large job', () => {
+  it('inserts its inputs a batch per transaction, letting other work run between, and shows the job only when whole', async () => {
+    const path = freshPath();
+    const store = await openStore(path);
+    let ticks = 0;
+    let seenWhileCreating: unknown = 'not looked';
+    const timer = setInterval(() => {
+      ticks++;
+      if (ticks === 1) void store.getJob('big').then((job) => (seenWhileCreating = job));
+    }, 0);
+    try {
+      const job = await store.createJob(newJob('big'), inputsOf(100_000));
+      expect(job).toMatchObject({ status: 'InProgress', noOfEntries: 100_000 });
+    } finally {
+      clearInterval(timer);
+    }
+    expect(ticks).toBeGreaterThan(0);
+    expect(seenWhileCreating).toBeNull();
+    expect(await store.getJob('big')).toMatchObject({ status: 'InProgress', noOfEntries: 100_000 });
+    expect((await store.pendingInputs('big', 99_990, 100)).map((p) => p.index)).toEqual([...Array(9).keys()].map((i) => 99_991 + i));
+  });
+
+  it('removes, at the next opening, a job whose creation a stopped process left unfinished', async () => {
+    const path = freshPath();
+    const store = await openStore(path);
+    await store.createJob(newJob('whole'), inputsOf(3));
+    await store.close();
+    // What a process killed in the middle of a creation leaves: the job row still Creating, some of its inputs.
+    const raw = new Database(path);
+    raw.exec(`INSERT INTO jobs (id, owner, client_ip, quality, deduplication, interface, created_on, status, no_of_entries)
+              VALUES ('half', 'owner-1', '192.0.2.7', 'Standard', 'Off', 'v2', '2025-03-01T10:00:00.000Z', 'Creating', 50000)`);
+    raw.exec(`INSERT INTO entries (job, idx, input_data) SELECT (SELECT sequence FROM jobs WHERE id = 'half'), value, 'x@example.org'
+              FROM generate_series(0, 19999)`);
+    raw.close();
+    const reopened = await openStore(path);
+    expect(await reopened.getJob('half')).toBeNull();
+    expect((await reopened.unfinishedJobs()).map((j) => j.id)).toEqual(['whole']);
+    const check = new Database(path);
+    expect((check.prepare('SELECT count(*) AS n FROM entries').get() as { n: number }).n).toBe(3);
+    expect((check.prepare(`SELECT count(*) AS n FROM jobs WHERE id = 'half'`).get() as { n: number }).n).toBe(0);
+    check.close();
+  });
+});
+
 describe('inputs and results', () => {
   it('hands out inputs without a result in index order, from an index on, with their custom data', async () => {
     const store = await openStore();
