@@ -130,7 +130,10 @@ export interface PendingInput extends JobInput {
  * Methods never see HTTP; ids are checked by the caller.
  */
 export interface JobStore {
-  /** The job and all its inputs, in one transaction. */
+  /**
+   * The job and all its inputs. A store may write them in several transactions (other work going on between), but
+   * the job is seen by no other call until it is whole, and a creation cut short by a crash leaves nothing behind.
+   */
   createJob(job: NewJob, inputs: readonly JobInput[]): Promise<JobRecord>;
   getJob(id: string): Promise<JobRecord | null>;
   listJobs(query: JobListQuery): Promise<Page<JobRecord>>;
