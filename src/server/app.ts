@@ -118,6 +118,8 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     verifier,
     ...(options.clock !== undefined && { clock: options.clock }),
     onCallbackQueued: () => callbacks.wake(),
+    // A job that fails for a reason of ours (the store, a bug) is reported in the server's log, not on the console.
+    onError: (error, jobId) => app.log.error({ err: error, jobId }, 'job failed; it runs again at the next start'),
   });
   callbacks.start();
   retention.start();
