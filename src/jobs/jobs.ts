@@ -13,6 +13,7 @@ import { QUALITIES, type Quality } from '../engine/quality.js';
 import type { Verifier } from '../engine/verifier.js';
 import { completionEvent } from './callbacks.js';
 import { isoTime, realClock, type Clock } from './clock.js';
+import { entryPages } from './pages.js';
 import type { JobInput, JobRecord, JobStore, NewJob, PendingInput } from './types.js';
 
 export interface JobsOptions {
@@ -262,13 +263,6 @@ class JobRun {
 
   /** The job's answered entries, in index order. */
   private async *answered(chunk: number): AsyncGenerator<Entry> {
-    const { store } = this.jobs.options;
-    let after = -1;
-    for (;;) {
-      const page = await store.entries(this.job.id, { after, limit: chunk });
-      yield* page.data;
-      if (!page.more || page.data.length === 0) return;
-      after = page.data[page.data.length - 1]!.index;
-    }
+    for await (const page of entryPages(this.jobs.options.store, this.job.id, chunk)) yield* page;
   }
 }

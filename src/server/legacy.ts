@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { toLegacyEntry } from '../engine/legacy.js';
 import type { JobRecord } from '../jobs/types.js';
 import { formatDuration } from '../jobs/duration.js';
+import { entryPages } from '../jobs/pages.js';
 import { VERSION } from '../version.js';
 import { ProblemError, invalidField } from './problems.js';
 import { addMethodNotAllowed, gone, newJob, requireCredentials, type ServerContext } from './routes.js';
@@ -102,18 +103,14 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
   async function* withEntries(job: JobRecord): AsyncGenerator<string> {
     const head = JSON.stringify(snapshotOf(job));
     yield `${head.slice(0, -1)},"entries":[`;
-    let after = -1;
     let separator = '';
-    for (;;) {
-      const page = await jobs.options.store.entries(job.id, { after, limit: PAGE });
+    for await (const page of entryPages(jobs.options.store, job.id, PAGE)) {
       let text = '';
-      for (const entry of page.data) {
+      for (const entry of page) {
         text += separator + JSON.stringify(toLegacyEntry(entry));
         separator = ',';
       }
       yield text;
-      if (!page.more || page.data.length === 0) break;
-      after = page.data[page.data.length - 1]!.index;
     }
     yield ']}';
   }

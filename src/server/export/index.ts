@@ -10,7 +10,8 @@ import { ProblemError } from '../problems.js';
 import { XLS_MAX_ROWS } from './biff8.js';
 import { csvStream } from './csv.js';
 import { EXPORT_TYPES } from './negotiate.js';
-import { entryPages } from './rows.js';
+import { entryPages } from '../../jobs/pages.js';
+import { EXPORT_PAGE } from './rows.js';
 import { xlsFile } from './xls.js';
 import { xlsxStream } from './xlsx.js';
 
@@ -45,7 +46,7 @@ export async function sendExport(
       );
     }
   }
-  const pages = entryPages(store, job.id, filter);
+  const pages = entryPages(store, job.id, EXPORT_PAGE, filter);
   reply
     .code(200)
     .header('Content-Disposition', `attachment; filename="${job.id}.${format}"`)

@@ -1,0 +1,19 @@
+/** Reading a job's answered entries through, a page at a time. */
+import type { Entry } from '../engine/entry.js';
+import type { EntryFilter, JobStore } from './types.js';
+
+/**
+ * The job's answered entries that pass `filter`, a page of at most `pageSize` at a time, in index order. The store
+ * answers at once and a loopback reader takes every byte at once: without a turn of the event loop between pages, a
+ * million entries read through would hold the process (timers, other requests) until the end.
+ */
+export async function* entryPages(store: JobStore, jobId: string, pageSize: number, filter: EntryFilter = {}): AsyncGenerator<Entry[]> {
+  let after: number | undefined;
+  for (;;) {
+    const page = await store.entries(jobId, { ...filter, ...(after !== undefined && { after }), limit: pageSize });
+    if (page.data.length > 0) yield page.data;
+    if (!page.more || page.data.length === 0) return;
+    after = page.data[page.data.length - 1]!.index;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
