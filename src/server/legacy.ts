@@ -15,7 +15,7 @@ import { formatDuration } from '../jobs/duration.js';
 import { entryPages } from '../jobs/pages.js';
 import { VERSION } from '../version.js';
 import { ProblemError, invalidField } from './problems.js';
-import { addMethodNotAllowed, gone, newJob, requireCredentials, type ServerContext } from './routes.js';
+import { addMethodNotAllowed, callerJob, gone, newJob, requireCredentials, type ServerContext } from './routes.js';
 import { canonical, readSubmission } from './submission.js';
 
 const PATHS: Record<string, readonly string[]> = {
@@ -73,9 +73,7 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
 
   /** The caller's job: 404 when there is none, 410 when it is deleted or expired. */
   async function owned(request: FastifyRequest): Promise<JobRecord> {
-    const { id } = request.params as { id: string };
-    const job = /^[0-9a-f-]{36}$/i.test(id) ? await jobs.get(id.toLowerCase()) : null;
-    if (job === null || job.owner !== request.user!.id) throw new ProblemError(404, `No job ${id}.`);
+    const job = await callerJob(jobs, request, (request.params as { id: string }).id);
     if (job.status === 'Deleted' || job.status === 'Expired') throw gone(job);
     return job;
   }

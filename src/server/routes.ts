@@ -148,25 +148,18 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
 
   app.delete('/email-validations/:id', async (request, reply) => {
     const { id } = request.params as { id: string };
-    const job = await owned(request, id);
+    const job = await callerJob(jobs, request, id);
     if (job.status === 'Deleted' || job.status === 'Expired') throw gone(job);
     await jobs.delete(id);
     return reply.code(200).send();
   });
 
-  /** The job if it is the caller's: 404 otherwise (another user's job does not exist for this one). */
-  async function owned(request: FastifyRequest, id: string): Promise<JobRecord> {
-    const job = /^[0-9a-f-]{36}$/i.test(id) ? await jobs.get(id.toLowerCase()) : null;
-    if (job === null || job.owner !== request.user!.id) throw new ProblemError(404, `No job ${id}.`);
-    return job;
-  }
-
   /** The caller's job after waiting up to `waitTime` for it to complete; 404 or 410 when there is none. */
   async function settled(request: FastifyRequest, id: string, waitTime: number): Promise<JobRecord> {
-    let job = await owned(request, id);
+    let job = await callerJob(jobs, request, id);
     if (job.status === 'InProgress' && waitTime > 0) {
       await jobs.waitForEnd(job.id, waitTime);
-      job = await owned(request, id);
+      job = await callerJob(jobs, request, id);
     }
     if (job.status === 'Deleted' || job.status === 'Expired') throw gone(job);
     return job;
@@ -285,6 +278,13 @@ export function newJob(request: FastifyRequest, submission: Submission, context:
     interface: api,
     createdOn: isoTime(context.jobs.clock),
   };
+}
+
+/** The job if it is the caller's, tombstones included: 404 otherwise (another user's job does not exist for this one). */
+export async function callerJob(jobs: Jobs, request: FastifyRequest, id: string): Promise<JobRecord> {
+  const job = /^[0-9a-f-]{36}$/i.test(id) ? await jobs.get(id.toLowerCase()) : null;
+  if (job === null || job.owner !== request.user!.id) throw new ProblemError(404, `No job ${id}.`);
+  return job;
 }
 
 export function gone(job: JobRecord): ProblemError {
