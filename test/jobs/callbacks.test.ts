@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Database from 'libsql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { newJob } from './new-job.js';
 import { createVerifier, type Verifier } from '../../src/index.js';
 import { createDefaultResolver, type Resolver } from '../../src/dns/resolver.js';
 import { CallbackWorker, deliverCallback, retryGapMs, type CallbackWorkerOptions } from '../../src/jobs/callbacks.js';
@@ -98,23 +99,13 @@ async function receiver(clock: ManualClock, script: ScriptedAnswer[] = [], https
   return started;
 }
 
-function newJob(callback: Partial<CallbackSettings> & { url: string }, overrides: Partial<NewJob> = {}): NewJob {
-  return {
-    id: randomUUID(),
-    owner: 'owner-1',
-    clientIP: '127.0.0.1',
-    quality: 'Standard',
-    deduplication: 'Off',
-    interface: 'v2',
-    createdOn: new Date().toISOString(),
-    callback: { version: '1.1', skipServerCertificateValidation: false, ...callback },
-    ...overrides,
-  };
+function jobWithCallback(callback: Partial<CallbackSettings> & { url: string }, overrides: Partial<NewJob> = {}): NewJob {
+  return newJob({ callback: { version: '1.1', skipServerCertificateValidation: false, ...callback }, ...overrides });
 }
 
 /** Submits a job with `callback`, waits until it completed and the worker made its first try; returns the job. */
 async function completeJob(fixture: Fixture, callback: Partial<CallbackSettings> & { url: string }, overrides: Partial<NewJob> = {}) {
-  const job = await fixture.jobs.submit(newJob(callback, overrides), [{ inputData: 'jo@example.org' }, { inputData: 'no-at-sign' }]);
+  const job = await fixture.jobs.submit(jobWithCallback(callback, overrides), [{ inputData: 'jo@example.org' }, { inputData: 'no-at-sign' }]);
   await fixture.jobs.waitForEnd(job.id, 10_000);
   await fixture.worker.settled();
   const done = await fixture.store.getJob(job.id);
@@ -170,7 +161,7 @@ describe('the event', () => {
     const clock = new ManualClock();
     const hook = await receiver(clock);
     const fixture = await open(join(dir, 'deleted-early.db'), clock);
-    const job = await fixture.jobs.submit(newJob({ url: hook.origin }), Array.from({ length: 5_000 }, (_, i) => ({ inputData: `user${i}@example.org` })));
+    const job = await fixture.jobs.submit(jobWithCallback({ url: hook.origin }), Array.from({ length: 5_000 }, (_, i) => ({ inputData: `user${i}@example.org` })));
     await fixture.jobs.delete(job.id);
     await fixture.worker.settled();
     expect((await fixture.store.getJob(job.id))?.status).toBe('Deleted');
@@ -259,7 +250,7 @@ describe('retries', () => {
     // A worker that never starts: the process stopped right after the job completed.
     const before = await open(path, clock);
     await before.worker.close();
-    const job = await before.jobs.submit(newJob({ url: hook.origin }), [{ inputData: 'jo@example.org' }]);
+    const job = await before.jobs.submit(jobWithCallback({ url: hook.origin }), [{ inputData: 'jo@example.org' }]);
     await before.jobs.waitForEnd(job.id, 10_000);
     await before.close();
     expect(hook.received).toEqual([]);
@@ -407,7 +398,7 @@ describe('the outbox', () => {
     const clock = new ManualClock();
     const hook = await receiver(clock);
     const old = await openSqliteStore(path);
-    await old.createJob(newJob({ url: hook.origin }, { id: 'kept' }), [{ inputData: 'jo@example.org' }]);
+    await old.createJob(jobWithCallback({ url: hook.origin }, { id: 'kept' }), [{ inputData: 'jo@example.org' }]);
     await old.close();
     // What version 1 looked like: no outbox table.
     const db = new Database(path);
@@ -427,7 +418,7 @@ describe('the outbox', () => {
   it('keeps an event with its job: a job completed twice queues one event; a job that expires drops it', async () => {
     const store = await openSqliteStore(join(dir, 'outbox.db'));
     cleanups.push(() => store.close());
-    const job = await store.createJob(newJob({ url: 'https://hooks.example.com/' }), [{ inputData: 'jo@example.org' }]);
+    const job = await store.createJob(jobWithCallback({ url: 'https://hooks.example.com/' }), [{ inputData: 'jo@example.org' }]);
     const event: CallbackEvent = { ...anEvent('https://hooks.example.com/'), jobId: job.id, dueAt: 1_000 };
     await expect(store.completeJob(job.id, '2030-01-01T00:00:00.000Z', { ...event, jobId: 'another' })).rejects.toThrow(/another/);
     await store.completeJob(job.id, '2030-01-01T00:00:00.000Z', event);

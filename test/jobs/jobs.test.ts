@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newJob } from './new-job.js';
 import type { Verifier } from '../../src/index.js';
 import { Jobs } from '../../src/jobs/jobs.js';
 import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
-import type { JobInput, JobStore, NewJob } from '../../src/jobs/types.js';
+import type { JobInput, JobStore } from '../../src/jobs/types.js';
 import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 
@@ -32,18 +33,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function newJob(overrides: Partial<NewJob> = {}): NewJob {
-  return {
-    id: randomUUID(),
-    owner: 'owner-1',
-    clientIP: '127.0.0.1',
-    quality: 'Standard',
-    deduplication: 'Off',
-    interface: 'v2',
-    createdOn: new Date().toISOString(),
-    ...overrides,
-  };
-}
 
 async function fixture(name: string): Promise<{ store: JobStore; verifier: Verifier; jobs: Jobs; close: () => Promise<void> }> {
   const store = await openSqliteStore(join(dir, `${name}.db`));

@@ -4,8 +4,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { newJob } from './new-job.js';
 import { createVerifier } from '../../src/index.js';
 import { Jobs } from '../../src/jobs/jobs.js';
 import { PURGE_INTERVAL_MS, RetentionPurger } from '../../src/jobs/retention.js';
@@ -69,16 +69,7 @@ async function open(path: string, clock: ManualClock): Promise<Fixture> {
 /** A completed job of three entries, at the clock's time. */
 async function completed(fixture: Fixture, overrides: Partial<NewJob> = {}): Promise<JobRecord> {
   const job = await fixture.jobs.submit(
-    {
-      id: randomUUID(),
-      owner: 'owner-1',
-      clientIP: '127.0.0.1',
-      quality: 'Standard',
-      deduplication: 'Off',
-      interface: 'v2',
-      createdOn: new Date().toISOString(),
-      ...overrides,
-    },
+    newJob(overrides),
     [{ inputData: 'jo@example.org' }, { inputData: 'no-at-sign' }, { inputData: 'ann@example.org' }],
   );
   await fixture.jobs.waitForEnd(job.id, 10_000);
