@@ -33,7 +33,7 @@ export const ENGINE_FLAGS = {
 } as const;
 
 /** `--refuse FORM`: the syntax policy option each form turns off (docs/syntax.md#policy-options). */
-const REFUSABLE = {
+export const REFUSABLE = {
   quoted: 'allowQuotedLocalPart',
   literal: 'allowAddressLiteral',
   international: 'allowInternationalLocalPart',

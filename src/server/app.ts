@@ -20,6 +20,7 @@ import { openSqliteStore } from '../jobs/sqlite-store.js';
 import type { JobStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
 import { Cursors } from './cursor.js';
+import { DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_MAX_ENTRIES_PER_JOB, DEFAULT_RETENTION_MS, DEFAULT_TOKEN_LIFETIME_MS } from './defaults.js';
 import { resolveImportOptions, type ImportOptions } from './import/index.js';
 import { ProblemError, sendProblem } from './problems.js';
 import { legacyRoutes } from './legacy.js';
@@ -69,8 +70,6 @@ export interface StandaloneOptions extends ServerOptions {
   readonly https?: { readonly cert: string | Buffer; readonly key: string | Buffer };
 }
 
-const DEFAULT_RETENTION_MS = 30 * 24 * 3_600_000;
-const DEFAULT_BODY_LIMIT = 64 * 1024 * 1024;
 const VERSIONS = ['v2.7', 'v2.6'];
 
 /** The base path in the form routes are prefixed with: '' for the root, else `/x` without a trailing slash. */
@@ -91,7 +90,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   if (typeof options.rootUsername !== 'string' || options.rootUsername === '') {
     throw new Error('mailverify: a root user name is required');
   }
-  const store = options.store ?? (await openDataDir(options.dataDir ?? './mailverify-data'));
+  const store = options.store ?? (await openDataDir(options.dataDir ?? DEFAULT_DATA_DIR));
   const rootId = await setting(store, 'root.id', () => randomUUID());
   const secret = options.tokenSecret ?? (await setting(store, 'secret', () => randomBytes(32).toString('base64url')));
   const verifier = createVerifier(options.verifier);
@@ -134,11 +133,11 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
 
   const context: ServerContext = {
     jobs,
-    auth: new Authenticator({ id: rootId, username: options.rootUsername, password: options.rootPassword }, secret, options.tokenLifetimeMs ?? 3_600_000),
+    auth: new Authenticator({ id: rootId, username: options.rootUsername, password: options.rootPassword }, secret, options.tokenLifetimeMs ?? DEFAULT_TOKEN_LIFETIME_MS),
     cursors: new Cursors(secret),
     defaultQuality: options.defaultQuality ?? 'Standard',
     defaultRetentionMs,
-    maxEntriesPerJob: options.maxEntriesPerJob ?? 1_000_000,
+    maxEntriesPerJob: options.maxEntriesPerJob ?? DEFAULT_MAX_ENTRIES_PER_JOB,
     allowPrivateAddresses,
     fileImport: resolveImportOptions(options.fileImport),
   };

@@ -8,6 +8,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_MAX_INFLATED_BYTES,
+  DEFAULT_MAX_XLS_BYTES,
+  DEFAULT_SPREADSHEET_HEAP_MB,
+  DEFAULT_SPREADSHEET_TIMEOUT_MS,
+} from '../defaults.js';
 import { ProblemError, invalidField } from '../problems.js';
 import type { Submission, SubmissionLimits } from '../submission.js';
 import { EntryCollector } from './entries.js';
@@ -35,11 +42,11 @@ export type ResolvedImportOptions = Required<ImportOptions>;
 
 export function resolveImportOptions(options: ImportOptions = {}): ResolvedImportOptions {
   return {
-    maxFileBytes: options.maxFileBytes ?? 64 * 1024 * 1024,
-    maxInflatedBytes: options.maxInflatedBytes ?? 256 * 1024 * 1024,
-    maxXlsBytes: options.maxXlsBytes ?? 32 * 1024 * 1024,
-    spreadsheetTimeoutMs: options.spreadsheetTimeoutMs ?? 120_000,
-    spreadsheetHeapMb: options.spreadsheetHeapMb ?? 512,
+    maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
+    maxInflatedBytes: options.maxInflatedBytes ?? DEFAULT_MAX_INFLATED_BYTES,
+    maxXlsBytes: options.maxXlsBytes ?? DEFAULT_MAX_XLS_BYTES,
+    spreadsheetTimeoutMs: options.spreadsheetTimeoutMs ?? DEFAULT_SPREADSHEET_TIMEOUT_MS,
+    spreadsheetHeapMb: options.spreadsheetHeapMb ?? DEFAULT_SPREADSHEET_HEAP_MB,
     tempDir: options.tempDir ?? tmpdir(),
   };
 }

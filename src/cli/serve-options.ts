@@ -1,0 +1,519 @@
+/**
+ * Every option of `mailverify serve`, defined once in SERVE_OPTIONS: one row per option with its flag, environment
+ * variable, config file key, type, default, description and the server option it sets. From the table come the
+ * `serve` flags (parseArgs), the `MAILVERIFY_*` variables, the keys of the JSON config file (`--config`), `serve
+ * --help` and the README's reference table (`npm run docs:options`), so that none of them can drift from the code.
+ *
+ * Precedence: a flag, else its environment variable, else the config file's key, else the default. A bad value is a
+ * usage error that names where it came from (`--port`, `MAILVERIFY_PORT`, `mailverify.json: port`); an unknown key
+ * of the config file is one too, with the key that was probably meant. Secrets are never printed.
+ */
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { parseServers } from '../dns/stub-resolver.js';
+import { QUALITIES } from '../engine/quality.js';
+import { DEFAULT_CALLBACK_TIMEOUT_MS } from '../jobs/callbacks.js';
+import { formatDuration, parseDuration } from '../jobs/duration.js';
+import { closestName } from '../options/names.js';
+import type { StandaloneOptions } from '../server/app.js';
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_DATA_DIR,
+  DEFAULT_MAX_ENTRIES_PER_JOB,
+  DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_MAX_INFLATED_BYTES,
+  DEFAULT_MAX_XLS_BYTES,
+  DEFAULT_RETENTION_MS,
+  DEFAULT_SPREADSHEET_HEAP_MB,
+  DEFAULT_SPREADSHEET_TIMEOUT_MS,
+  DEFAULT_TOKEN_LIFETIME_MS,
+} from '../server/defaults.js';
+import { MAX_RETENTION_MS, MIN_RETENTION_MS } from '../server/submission.js';
+import { REFUSABLE, UsageError } from './engine-flags.js';
+
+/** A value a kind cannot read; `message` replaces "must be <expected>" when given (a file that cannot be read). */
+class BadValue extends Error {
+  constructor(readonly reason?: string) {
+    super(reason);
+  }
+}
+
+/** How a type of value is read from a flag or variable (text) and from the config file (JSON), and written. */
+export interface Kind<T> {
+  /** The type in words: "a whole number from 0 to 65535". */
+  readonly expected: string;
+  /** A flag without a value (`--allow-private-addresses`). */
+  readonly switch?: true;
+  /** The flag may be repeated; its values are read as one comma-separated list. */
+  readonly repeatable?: true;
+  fromText(text: string): T;
+  /** `base`: the config file's folder, against which relative paths are resolved. */
+  fromJson(value: unknown, base: string): T;
+  show(value: T): string;
+}
+
+const text: Kind<string> = {
+  expected: 'a non-empty string',
+  fromText: (value) => (value === '' ? fail() : value),
+  fromJson: (value) => (typeof value === 'string' && value !== '' ? value : fail()),
+  show: (value) => value,
+};
+
+/** A path: relative to the working folder in a flag or variable, to the config file's folder in the file. */
+const path: Kind<string> = { ...text, expected: 'a path', fromJson: (value, base) => resolve(base, text.fromJson(value, base)) };
+
+/** A file's content, read at start (PEM files, secrets); a final line break is dropped. */
+const fileContent: Kind<string> = {
+  expected: 'a readable file',
+  fromText: (file) => readContent(path.fromText(file)),
+  fromJson: (file, base) => readContent(path.fromJson(file, base)),
+  show: () => '',
+};
+
+function readContent(file: string): string {
+  let content: string;
+  try {
+    content = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new BadValue(`cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message} (${file})`);
+  }
+  if (content === '') throw new BadValue(`is an empty file (${file})`);
+  return content;
+}
+
+function choice<T extends string>(values: readonly T[]): Kind<T> {
+  const read = (value: unknown): T => (values.includes(value as T) ? (value as T) : fail());
+  return { expected: `one of ${values.join(', ')}`, fromText: read, fromJson: read, show: (value) => value };
+}
+
+function integer(min: number, max = Number.MAX_SAFE_INTEGER): Kind<number> {
+  const read = (value: unknown): number => (Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max ? (value as number) : fail());
+  return {
+    expected: max === Number.MAX_SAFE_INTEGER ? `a whole number from ${min}` : `a whole number from ${min} to ${max}`,
+    fromText: (value) => read(/^\d+$/.test(value) ? Number(value) : NaN),
+    fromJson: read,
+    show: (value) => String(value),
+  };
+}
+
+const TRUE = ['true', '1', 'yes'];
+const FALSE = ['false', '0', 'no'];
+const boolean: Kind<boolean> = {
+  expected: 'true or false',
+  switch: true,
+  fromText: (value) => (TRUE.includes(value.toLowerCase()) ? true : FALSE.includes(value.toLowerCase()) ? false : fail()),
+  fromJson: (value) => (typeof value === 'boolean' ? value : fail()),
+  show: (value) => String(value),
+};
+
+const UNITS: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+/** A size in bytes: a whole number, or one with a unit (`64MiB`, `512 KiB`, `1GiB`). */
+const bytes: Kind<number> = {
+  expected: 'a size: bytes, or a whole number with KiB, MiB or GiB',
+  fromText: (value) => {
+    const match = /^(\d+)\s*([a-z]*)$/i.exec(value.trim());
+    const unit = UNITS[match?.[2]?.toLowerCase() ?? 'none'];
+    const size = match === null || unit === undefined ? NaN : Number(match[1]) * unit;
+    return Number.isSafeInteger(size) && size > 0 ? size : fail();
+  },
+  fromJson: (value) => (typeof value === 'string' || (Number.isSafeInteger(value) && (value as number) > 0) ? bytes.fromText(String(value)) : fail()),
+  show: (value) => {
+    const unit = ['GiB', 'MiB', 'KiB'].find((name) => value % UNITS[name.toLowerCase()]! === 0);
+    return unit === undefined ? String(value) : `${value / UNITS[unit.toLowerCase()]!} ${unit}`;
+  },
+};
+
+/** A duration as the service writes them (src/jobs/duration.ts): `[d.]hh:mm:ss`, from `min` to `max`. */
+function duration(min: number, max: number): Kind<number> {
+  const read = (value: unknown): number => {
+    const ms = typeof value === 'string' ? parseDuration(value) : null;
+    return ms !== null && ms >= min && ms <= max ? ms : fail();
+  };
+  return { expected: `a duration [d.]hh:mm:ss from ${formatDuration(min)} to ${formatDuration(max)}`, fromText: read, fromJson: read, show: formatDuration };
+}
+
+/** Several values: repeated flags, a comma-separated variable, a JSON array. */
+function list<T>(item: Kind<T>, expected: string): Kind<T[]> {
+  return {
+    expected,
+    repeatable: true,
+    fromText: (value) => value.split(',').map((part) => part.trim()).filter((part) => part !== '').map((part) => item.fromText(part)),
+    fromJson: (value, base) => (Array.isArray(value) ? value.map((part) => item.fromJson(part, base)) : fail()),
+    show: (values) => values.map((value) => item.show(value)).join(', '),
+  };
+}
+
+/** A DNS server, `ip` or `ip:port` (`[ipv6]:port`), as the resolver reads it. */
+const dnsServer: Kind<string> = {
+  ...text,
+  expected: 'an IP address with an optional port',
+  fromText: (value) => {
+    try {
+      parseServers([value]);
+      return value;
+    } catch {
+      return fail();
+    }
+  },
+  fromJson: (value) => (typeof value === 'string' ? dnsServer.fromText(value) : fail()),
+};
+
+/** Names of ranges proxy-addr knows (Fastify's trustProxy), besides addresses and CIDR ranges. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+type TrustProxy = boolean | number | string[];
+
+/** Fastify's trustProxy: true (every proxy), a hop count, or the proxies' addresses and CIDR ranges. */
+const trustProxy: Kind<TrustProxy> = {
+  expected: 'true, false, a hop count, or addresses and CIDR ranges (comma-separated)',
+  fromText: (value) => {
+    if (/^\d+$/.test(value)) return integer(1, 100).fromText(value);
+    if (TRUE.includes(value) || FALSE.includes(value)) return boolean.fromText(value);
+    const proxies = value.split(',').map((part) => part.trim());
+    return proxies.every(isProxyRange) ? proxies : fail();
+  },
+  fromJson: (value) => {
+    if (typeof value === 'boolean') return value;
+    if (typeof value === 'number') return integer(1, 100).fromJson(value, '');
+    if (typeof value === 'string') return trustProxy.fromText(value);
+    return Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string' && isProxyRange(item)) ? value : fail();
+  },
+  show: (value) => (Array.isArray(value) ? value.join(',') : String(value)),
+};
+
+function isProxyRange(range: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(range)) return true;
+  const [address = '', prefix, ...rest] = range.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+function fail(): never {
+  throw new BadValue();
+}
+
+export type Section = 'Configuration' | 'Listening' | 'Access' | 'Jobs' | 'Verification' | 'Callbacks' | 'File import' | 'Logging and monitoring';
+
+/** One option. A row without `flag`, `env` or `key` cannot be set that way. */
+export interface ServeOption<T = any> {
+  /** The flag without its dashes. */
+  readonly flag?: string;
+  /** The value a switch flag sets (default true): `--no-provider-rules` sets providerRules to false. */
+  readonly flagSets?: T;
+  /** The name of the flag's value in the help: `N`, `DIR`. */
+  readonly placeholder?: string;
+  readonly env?: string;
+  /** The key in the config file. */
+  readonly key?: string;
+  readonly kind: Kind<T>;
+  /** Applied when no source gives a value; else `defaultText` tells what the server or the engine does. */
+  readonly default?: T;
+  readonly defaultText?: string;
+  readonly description: string;
+  readonly section: Section;
+  /** Never printed, not even in an error. */
+  readonly secret?: true;
+  /**
+   * Where the value goes: `server.<path>` in the server's options (StandaloneOptions), `listen.<host|port>`, or
+   * `logLevel`. Rows with the same target are alternatives: giving both is an error.
+   */
+  readonly target: string;
+  /** Turns the value into what the target takes. */
+  readonly convert?: (value: T) => unknown;
+}
+
+/**
+ * Every option of `serve`. The server's own defaults come from src/server/defaults.ts, the engine's are its own
+ * (createVerifier) and are only described here.
+ */
+export const SERVE_OPTIONS: readonly ServeOption[] = [
+  {
+    flag: 'config',
+    placeholder: 'FILE',
+    env: 'MAILVERIFY_CONFIG',
+    kind: path,
+    description: 'a JSON file: an object of options by their keys; relative paths in it are read from its folder',
+    section: 'Configuration',
+    target: 'configFile',
+  },
+  { flag: 'host', placeholder: 'ADDRESS', env: 'MAILVERIFY_HOST', key: 'host', kind: text, default: '127.0.0.1', description: 'the address to listen on; 0.0.0.0 (or ::) for every interface', section: 'Listening', target: 'listen.host' },
+  { flag: 'port', placeholder: 'N', env: 'MAILVERIFY_PORT', key: 'port', kind: integer(0, 65535), default: 8080, description: 'the port; 0 picks a free one', section: 'Listening', target: 'listen.port' },
+  { flag: 'base-path', placeholder: 'PATH', env: 'MAILVERIFY_BASE_PATH', key: 'basePath', kind: text, default: '/', description: 'a path prefix for every route', section: 'Listening', target: 'server.basePath' },
+  { flag: 'tls-cert', placeholder: 'FILE', env: 'MAILVERIFY_TLS_CERT', key: 'tlsCert', kind: fileContent, defaultText: 'plain HTTP', description: 'serve HTTPS with this certificate chain (PEM), with --tls-key', section: 'Listening', target: 'server.https.cert' },
+  { flag: 'tls-key', placeholder: 'FILE', env: 'MAILVERIFY_TLS_KEY', key: 'tlsKey', kind: fileContent, secret: true, description: 'the private key (PEM) of --tls-cert', section: 'Listening', target: 'server.https.key' },
+  {
+    flag: 'trust-proxy',
+    placeholder: 'PROXIES',
+    env: 'MAILVERIFY_TRUST_PROXY',
+    key: 'trustProxy',
+    kind: trustProxy,
+    default: false,
+    description:
+      "trust the X-Forwarded-For and X-Forwarded-Proto of these proxies (a job's clientIP is then the client's): true for any, a number of hops, or addresses and CIDR ranges, comma-separated (loopback, linklocal and uniquelocal name those ranges)",
+    section: 'Listening',
+    target: 'server.trustProxy',
+  },
+  { flag: 'max-body-size', placeholder: 'SIZE', env: 'MAILVERIFY_MAX_BODY_SIZE', key: 'maxBodySize', kind: bytes, default: DEFAULT_BODY_LIMIT, description: 'the largest request body; a larger one is 413', section: 'Listening', target: 'server.bodyLimit' },
+
+  { flag: 'root-username', placeholder: 'NAME', env: 'MAILVERIFY_ROOT_USERNAME', key: 'rootUsername', kind: text, default: 'root', description: 'the user name of the root account', section: 'Access', target: 'server.rootUsername' },
+  { env: 'MAILVERIFY_ROOT_PASSWORD', kind: text, secret: true, description: 'the password of the root account: required (or the file below), there is no default', section: 'Access', target: 'server.rootPassword' },
+  { flag: 'root-password-file', placeholder: 'FILE', env: 'MAILVERIFY_ROOT_PASSWORD_FILE', key: 'rootPasswordFile', kind: fileContent, secret: true, description: 'a file holding the root password (a final line break is dropped)', section: 'Access', target: 'server.rootPassword' },
+  { env: 'MAILVERIFY_TOKEN_SECRET', kind: text, secret: true, defaultText: 'generated once, kept in the data folder', description: 'the secret that signs bearer tokens and cursors', section: 'Access', target: 'server.tokenSecret' },
+  { flag: 'token-secret-file', placeholder: 'FILE', env: 'MAILVERIFY_TOKEN_SECRET_FILE', key: 'tokenSecretFile', kind: fileContent, secret: true, description: 'a file holding that secret', section: 'Access', target: 'server.tokenSecret' },
+  { flag: 'token-lifetime', placeholder: 'DURATION', env: 'MAILVERIFY_TOKEN_LIFETIME', key: 'tokenLifetime', kind: duration(1000, MAX_RETENTION_MS), default: DEFAULT_TOKEN_LIFETIME_MS, description: 'how long a bearer token is valid', section: 'Access', target: 'server.tokenLifetimeMs' },
+
+  { flag: 'data-dir', placeholder: 'DIR', env: 'MAILVERIFY_DATA_DIR', key: 'dataDir', kind: path, default: DEFAULT_DATA_DIR, description: 'the folder of the database, made if missing', section: 'Jobs', target: 'server.dataDir' },
+  { flag: 'retention', placeholder: 'DURATION', env: 'MAILVERIFY_RETENTION', key: 'retention', kind: duration(MIN_RETENTION_MS, MAX_RETENTION_MS), default: DEFAULT_RETENTION_MS, description: 'how long a job that sets no retention is kept after it completes', section: 'Jobs', target: 'server.defaultRetentionMs' },
+  { flag: 'max-entries-per-job', placeholder: 'N', env: 'MAILVERIFY_MAX_ENTRIES_PER_JOB', key: 'maxEntriesPerJob', kind: integer(1), default: DEFAULT_MAX_ENTRIES_PER_JOB, description: 'the most entries of one job', section: 'Jobs', target: 'server.maxEntriesPerJob' },
+  { flag: 'quality', placeholder: 'LEVEL', env: 'MAILVERIFY_QUALITY', key: 'quality', kind: choice(QUALITIES), default: 'Standard', description: "Standard, High or Extreme: the quality of jobs that name none, and the verifier's timeouts", section: 'Jobs', target: 'server.defaultQuality' },
+
+  { flag: 'checks', placeholder: 'LEVEL', env: 'MAILVERIFY_CHECKS', key: 'checks', kind: choice(['syntax', 'dns', 'smtp'] as const), default: 'smtp', description: 'how far jobs are verified: syntax (offline: syntax, lists, suggestions), dns (adds the DNS/MX checks) or smtp (probes the mailboxes)', section: 'Verification', target: 'server.verifier.checks' },
+  { flag: 'dns-server', placeholder: 'IP[:PORT]', env: 'MAILVERIFY_DNS_SERVERS', key: 'dnsServers', kind: list(dnsServer, 'IP addresses with optional ports'), defaultText: "the system's", description: 'DNS servers to ask (the flag repeated, or comma-separated)', section: 'Verification', target: 'server.verifier.dns.servers' },
+  { flag: 'dns-timeout', placeholder: 'MS', env: 'MAILVERIFY_DNS_TIMEOUT', key: 'dnsTimeout', kind: integer(1), defaultText: '5000', description: 'the cap on each DNS query, in milliseconds', section: 'Verification', target: 'server.verifier.dns.timeoutMs' },
+  { flag: 'smtp-port', placeholder: 'N', env: 'MAILVERIFY_SMTP_PORT', key: 'smtpPort', kind: integer(1, 65535), defaultText: '25', description: 'the SMTP port of mail exchangers', section: 'Verification', target: 'server.verifier.smtp.port' },
+  { flag: 'helo-name', placeholder: 'NAME', env: 'MAILVERIFY_HELO_NAME', key: 'heloName', kind: text, defaultText: "this host's name", description: 'the EHLO name of SMTP probes: a name whose address and reverse DNS match the address probes come from', section: 'Verification', target: 'server.verifier.heloName' },
+  { flag: 'mail-from', placeholder: 'ADDRESS', env: 'MAILVERIFY_MAIL_FROM', key: 'mailFrom', kind: text, defaultText: 'verify@<helo name>', description: 'the envelope sender of SMTP probes', section: 'Verification', target: 'server.verifier.mailFrom' },
+  { flag: 'max-connections', placeholder: 'N', env: 'MAILVERIFY_MAX_CONNECTIONS', key: 'maxConnections', kind: integer(1), defaultText: '50', description: 'SMTP connections open at once, over all jobs', section: 'Verification', target: 'server.verifier.smtp.maxConnections' },
+  { flag: 'passes', placeholder: 'N', env: 'MAILVERIFY_PASSES', key: 'passes', kind: integer(1), defaultText: 'by quality: 1, 3, 9', description: 'passes over transient results', section: 'Verification', target: 'server.verifier.passes' },
+  { flag: 'pass-delay', placeholder: 'MS', env: 'MAILVERIFY_PASS_DELAY', key: 'passDelay', kind: integer(0), defaultText: '300000', description: 'the wait between two passes, in milliseconds', section: 'Verification', target: 'server.verifier.passDelayMs' },
+  { flag: 'allow-private-addresses', env: 'MAILVERIFY_ALLOW_PRIVATE_ADDRESSES', key: 'allowPrivateAddresses', kind: boolean, default: false, description: 'let exchangers, literals and callback URLs on private, loopback or link-local addresses be used; off, a hostile MX record cannot point inside your network', section: 'Verification', target: 'server.verifier.allowPrivateAddresses' },
+  {
+    flag: 'refuse',
+    placeholder: 'FORM',
+    env: 'MAILVERIFY_REFUSE',
+    key: 'refuse',
+    kind: list(choice(Object.keys(REFUSABLE) as (keyof typeof REFUSABLE)[]), `forms among ${Object.keys(REFUSABLE).join(', ')}`),
+    defaultText: 'none',
+    description: 'forms the RFCs allow that are refused: quoted (quoted local parts), literal (address literals), international (non-ASCII local parts)',
+    section: 'Verification',
+    target: 'server.verifier.syntax',
+    convert: (forms: (keyof typeof REFUSABLE)[]) => Object.fromEntries(forms.map((form) => [REFUSABLE[form], false])),
+  },
+  { flag: 'no-provider-rules', flagSets: false, env: 'MAILVERIFY_PROVIDER_RULES', key: 'providerRules', kind: boolean, default: true, description: "the big providers' sign-up rules (IspSpecificSyntaxFailure); the flag turns them off", section: 'Verification', target: 'server.verifier.syntax.providerRules' },
+
+  { flag: 'callback-timeout', placeholder: 'MS', env: 'MAILVERIFY_CALLBACK_TIMEOUT', key: 'callbackTimeout', kind: integer(1), default: DEFAULT_CALLBACK_TIMEOUT_MS, description: "how long a completion callback's receiver has to answer with a 2xx, in milliseconds", section: 'Callbacks', target: 'server.callbackTimeoutMs' },
+
+  { flag: 'max-upload-size', placeholder: 'SIZE', env: 'MAILVERIFY_MAX_UPLOAD_SIZE', key: 'maxUploadSize', kind: bytes, default: DEFAULT_MAX_FILE_BYTES, description: 'the largest imported file; a larger one is 413', section: 'File import', target: 'server.fileImport.maxFileBytes' },
+  { flag: 'max-inflated-size', placeholder: 'SIZE', env: 'MAILVERIFY_MAX_INFLATED_SIZE', key: 'maxInflatedSize', kind: bytes, default: DEFAULT_MAX_INFLATED_BYTES, description: 'the most an xlsx workbook may inflate to; more is 413', section: 'File import', target: 'server.fileImport.maxInflatedBytes' },
+  { flag: 'max-xls-size', placeholder: 'SIZE', env: 'MAILVERIFY_MAX_XLS_SIZE', key: 'maxXlsSize', kind: bytes, default: DEFAULT_MAX_XLS_BYTES, description: 'the largest xls file, which is read whole', section: 'File import', target: 'server.fileImport.maxXlsBytes' },
+  { flag: 'spreadsheet-timeout', placeholder: 'MS', env: 'MAILVERIFY_SPREADSHEET_TIMEOUT', key: 'spreadsheetTimeout', kind: integer(1), default: DEFAULT_SPREADSHEET_TIMEOUT_MS, description: 'the time a workbook may take to read, in milliseconds', section: 'File import', target: 'server.fileImport.spreadsheetTimeoutMs' },
+  { flag: 'spreadsheet-heap', placeholder: 'MIB', env: 'MAILVERIFY_SPREADSHEET_HEAP', key: 'spreadsheetHeap', kind: integer(16), default: DEFAULT_SPREADSHEET_HEAP_MB, description: 'the heap of the thread that reads a workbook, in MiB', section: 'File import', target: 'server.fileImport.spreadsheetHeapMb' },
+  { flag: 'temp-dir', placeholder: 'DIR', env: 'MAILVERIFY_TEMP_DIR', key: 'tempDir', kind: path, defaultText: "the system's temporary folder", description: 'where uploads are kept while they are read', section: 'File import', target: 'server.fileImport.tempDir' },
+
+  { flag: 'log-level', placeholder: 'LEVEL', env: 'MAILVERIFY_LOG_LEVEL', key: 'logLevel', kind: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const), default: 'info', description: 'fatal, error, warn, info, debug, trace or silent: the log on standard error, JSON lines with the request id (reqId) of each request', section: 'Logging and monitoring', target: 'logLevel' },
+  // Prometheus metrics (`--metrics`, MAILVERIFY_METRICS, `metrics`) take their row here.
+];
+
+/** What `serve` starts: the server's options, where it listens, and its log level. */
+export interface ServeSettings {
+  readonly server: Omit<StandaloneOptions, 'logger' | 'rootPassword'> & { rootPassword?: string };
+  readonly listen: { readonly host: string; readonly port: number };
+  readonly logLevel: string;
+  /** Where each option set came from (`--port`, `MAILVERIFY_PORT`, `mailverify.json: port`), by target. */
+  readonly sources: ReadonlyMap<string, string>;
+  /** Things to tell the operator without stopping: unknown MAILVERIFY_* variables. */
+  readonly warnings: readonly string[];
+}
+
+/** The parseArgs options of every flag of the table. */
+export function serveFlags(): Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> {
+  const flags: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
+  for (const option of SERVE_OPTIONS) {
+    if (option.flag === undefined) continue;
+    flags[option.flag] = option.kind.switch ? { type: 'boolean' } : { type: 'string', ...(option.kind.repeatable && { multiple: true }) };
+  }
+  return flags;
+}
+
+type FlagValues = Record<string, string | boolean | string[] | undefined>;
+
+interface Given {
+  readonly source: string;
+  readonly value: unknown;
+}
+
+/** The settings of flags (parseArgs values), environment and config file, with the precedence above. */
+export function resolveServeSettings(flags: FlagValues, env: NodeJS.ProcessEnv): ServeSettings {
+  const configOption = SERVE_OPTIONS.find((option) => option.target === 'configFile')!;
+  const configGiven = fromFlagOrEnv(configOption, flags, env);
+  const config = configGiven === undefined ? undefined : readConfigFile(configGiven.value as string, configGiven.source);
+  const result: Record<string, unknown> = { server: {}, listen: {} };
+  const sources = new Map<string, string>();
+  for (const option of SERVE_OPTIONS) {
+    if (option === configOption) continue;
+    const given = fromFlagOrEnv(option, flags, env) ?? fromConfig(option, config);
+    if (given !== undefined) {
+      const earlier = sources.get(option.target);
+      if (earlier !== undefined) throw new UsageError(`${earlier} and ${given.source} set the same option: give one of them`);
+      sources.set(option.target, given.source);
+    }
+    const value = given?.value ?? option.default;
+    if (value !== undefined && !(given === undefined && sources.has(option.target))) {
+      setPath(result, option.target, option.convert === undefined ? value : option.convert(value));
+    }
+  }
+  const server = result['server'] as { https?: { cert?: string; key?: string } };
+  if (server.https !== undefined && (server.https.cert === undefined || server.https.key === undefined)) {
+    throw new UsageError('--tls-cert and --tls-key (or their variables or keys) go together');
+  }
+  // The quality of jobs that name none is also the verifier's, which sets its timeouts.
+  setPath(result, 'server.verifier.quality', (result['server'] as StandaloneOptions).defaultQuality);
+  return {
+    server: result['server'] as ServeSettings['server'],
+    listen: result['listen'] as ServeSettings['listen'],
+    logLevel: result['logLevel'] as string,
+    sources,
+    warnings: unknownVariables(env),
+  };
+}
+
+function fromFlagOrEnv(option: ServeOption, flags: FlagValues, env: NodeJS.ProcessEnv): Given | undefined {
+  const flag = option.flag === undefined ? undefined : flags[option.flag];
+  if (flag !== undefined && flag !== false) {
+    const source = `--${option.flag}`;
+    if (flag === true) return { source, value: option.flagSets ?? true };
+    return read(option, source, Array.isArray(flag) ? flag.join(',') : flag, (kind, text) => kind.fromText(text));
+  }
+  // An empty variable is an unset one (`MAILVERIFY_PORT=` in a unit file clears it).
+  const variable = option.env === undefined ? undefined : env[option.env];
+  if (variable !== undefined && variable !== '') return read(option, option.env!, variable, (kind, text) => kind.fromText(text));
+  return undefined;
+}
+
+interface ConfigFile {
+  readonly name: string;
+  readonly folder: string;
+  readonly values: Record<string, unknown>;
+}
+
+function fromConfig(option: ServeOption, config: ConfigFile | undefined): Given | undefined {
+  if (config === undefined || option.key === undefined || !Object.hasOwn(config.values, option.key)) return undefined;
+  return read(option, `${config.name}: ${option.key}`, config.values[option.key], (kind, value) => kind.fromJson(value, config.folder));
+}
+
+function read<R>(option: ServeOption, source: string, raw: R, parse: (kind: Kind<unknown>, raw: R) => unknown): Given {
+  try {
+    return { source, value: parse(option.kind, raw) };
+  } catch (error) {
+    if (!(error instanceof BadValue)) throw error;
+    const got = option.secret || error.reason !== undefined ? '' : `, got ${JSON.stringify(raw)}`;
+    throw new UsageError(`${source} ${error.reason ?? `must be ${option.kind.expected}`}${got}`);
+  }
+}
+
+/** The config file: a JSON object whose keys are the table's. */
+function readConfigFile(file: string, source: string): ConfigFile {
+  let values: unknown;
+  try {
+    values = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? `is not JSON: ${error.message}` : `cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+    throw new UsageError(`${source} ${file} ${reason}`);
+  }
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) throw new UsageError(`${file}: must be a JSON object of options`);
+  const keys = SERVE_OPTIONS.flatMap((option) => (option.key === undefined ? [] : [option.key]));
+  for (const key of Object.keys(values)) {
+    if (keys.includes(key)) continue;
+    const near = closestName(key, keys);
+    throw new UsageError(`${file}: unknown key "${key}"${near === null ? '' : ` (did you mean "${near}"?)`}`);
+  }
+  return { name: file, folder: dirname(resolve(file)), values: values as Record<string, unknown> };
+}
+
+/** MAILVERIFY_* variables that are no option, each with the one probably meant. */
+function unknownVariables(env: NodeJS.ProcessEnv): string[] {
+  const known = SERVE_OPTIONS.flatMap((option) => (option.env === undefined ? [] : [option.env]));
+  return Object.keys(env)
+    .filter((name) => name.startsWith('MAILVERIFY_') && !known.includes(name))
+    .map((name) => {
+      const near = closestName(name, known);
+      return `the environment variable ${name} is no option of serve${near === null ? '' : ` (did you mean ${near}?)`}; it is ignored`;
+    });
+}
+
+/** Sets `target` (a dotted path) in `object`, making the objects on the way; objects are merged. */
+function setPath(object: Record<string, unknown>, target: string, value: unknown): void {
+  const names = target.split('.');
+  const last = names.pop()!;
+  let at = object;
+  for (const name of names) at = (at[name] ??= {}) as Record<string, unknown>;
+  const before = at[last];
+  at[last] = isPlainObject(before) && isPlainObject(value) ? { ...before, ...value } : value;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
+
+/** The default as written in the docs. */
+function defaultOf(option: ServeOption): string {
+  return option.default === undefined ? (option.defaultText ?? '') : option.kind.show(option.default);
+}
+
+/** The option in the server's options (createServer), or what serve does with it. */
+function codeNameOf(option: ServeOption): string {
+  if (option.target.startsWith('server.')) return option.target.slice('server.'.length);
+  if (option.target.startsWith('listen.')) return `listen({ ${option.target.slice('listen.'.length)} })`;
+  if (option.target === 'logLevel') return 'logger.level';
+  return '';
+}
+
+const SECTIONS: readonly Section[] = ['Configuration', 'Listening', 'Access', 'Jobs', 'Verification', 'Callbacks', 'File import', 'Logging and monitoring'];
+
+/** The README's reference table (Markdown), between its markers. */
+export function optionsTable(): string {
+  const cell = (value: string): string => value.replaceAll('|', '\\|');
+  const code = (value: string | undefined): string => (value === undefined || value === '' ? '' : `\`${cell(value)}\``);
+  const lines = ['| Flag | Environment variable | Config key | Value | Default | Description | In `createServer` |', '|---|---|---|---|---|---|---|'];
+  for (const section of SECTIONS) {
+    lines.push(`| **${section}** | | | | | | |`);
+    for (const option of SERVE_OPTIONS.filter((row) => row.section === section)) {
+      const flag = option.flag === undefined ? '' : `--${option.flag}${option.placeholder === undefined ? '' : ` ${option.placeholder}`}`;
+      lines.push(
+        `| ${code(flag)} | ${code(option.env)} | ${code(option.key)} | ${cell(option.kind.expected)} | ${cell(defaultOf(option))} | ${cell(option.description)} | ${code(codeNameOf(option))} |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+const HELP_INDENT = 26;
+const HELP_WIDTH = 100;
+
+/** The options part of `serve --help`, by section: each flag, its description, default, variable and key. */
+export function optionsHelp(): string {
+  const out: string[] = [];
+  for (const section of SECTIONS) {
+    out.push('', `${section}:`);
+    for (const option of SERVE_OPTIONS.filter((row) => row.section === section)) {
+      const name = option.flag === undefined ? option.env! : `--${option.flag}${option.placeholder === undefined ? '' : ` ${option.placeholder}`}`;
+      const fallback = defaultOf(option);
+      const also = [option.flag === undefined ? undefined : option.env, option.key].filter((part) => part !== undefined);
+      const notes = [fallback === '' ? undefined : `default ${fallback}`, also.length === 0 ? undefined : also.join(', ')].filter((part) => part !== undefined);
+      const text = `${option.description}${notes.length === 0 ? '' : ` (${notes.join('; ')})`}`;
+      const first = `  ${name}`;
+      const lines = wrap(text, HELP_WIDTH - HELP_INDENT);
+      if (first.length < HELP_INDENT - 1) {
+        out.push(first.padEnd(HELP_INDENT) + lines[0]!, ...lines.slice(1).map((line) => ' '.repeat(HELP_INDENT) + line));
+      } else {
+        out.push(first, ...lines.map((line) => ' '.repeat(HELP_INDENT) + line));
+      }
+    }
+  }
+  return out.join('\n');
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}

@@ -1,0 +1,26 @@
+/**
+ * The server's defaults, in a module of their own so that the `serve` command's option table (src/cli/serve-options.ts)
+ * documents and applies the very values the server uses, without loading the server.
+ */
+
+/** The folder of the SQLite store when no store is given. */
+export const DEFAULT_DATA_DIR = './mailverify-data';
+/** A job's retention from its completion when it sets none (decisions §13: 30 days, configurable). */
+export const DEFAULT_RETENTION_MS = 30 * 24 * 3_600_000;
+/** The largest request body (decisions §13: 64 MiB). */
+export const DEFAULT_BODY_LIMIT = 64 * 1024 * 1024;
+/** The most entries of one job (decisions §13: 1,000,000). */
+export const DEFAULT_MAX_ENTRIES_PER_JOB = 1_000_000;
+/** The lifetime of a bearer token (decisions §13: 1 hour). */
+export const DEFAULT_TOKEN_LIFETIME_MS = 3_600_000;
+
+/** File import (multipart POST /email-validations): the largest upload, as the JSON body. */
+export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
+/** The most an xlsx workbook may inflate to: a zip bomb is 413. */
+export const DEFAULT_MAX_INFLATED_BYTES = 256 * 1024 * 1024;
+/** The largest xls file, which is read whole. */
+export const DEFAULT_MAX_XLS_BYTES = 32 * 1024 * 1024;
+/** The time a workbook may take to read. */
+export const DEFAULT_SPREADSHEET_TIMEOUT_MS = 120_000;
+/** The heap of the thread that reads a workbook, in MiB. */
+export const DEFAULT_SPREADSHEET_HEAP_MB = 512;
