@@ -1,0 +1,174 @@
+// The options of `mailverify serve`, defined once (src/cli/serve-options.ts): flags, environment variables and the
+// config file with their precedence and their errors, and the README's table, which must be the generated one.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SERVE_OPTIONS, optionsTable, resolveServeSettings, serveFlags, withOptionsTable } from '../../src/cli/serve-options.js';
+import type { StandaloneOptions } from '../../src/server/app.js';
+import { DEFAULT_RETENTION_MS } from '../../src/server/defaults.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mailverify-serve-options-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The settings of a command line, an environment and, when given, a config file with `config` in it. */
+function settings(argv: string[], env: Record<string, string> = {}, config?: unknown) {
+  const args = [...argv];
+  if (config !== undefined) {
+    const file = join(dir, `config-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config));
+    args.push('--config', file);
+  }
+  const { values } = parseArgs({ args, options: serveFlags(), allowPositionals: false });
+  return resolveServeSettings(values, env);
+}
+
+const failure = (run: () => unknown): string => {
+  try {
+    run();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('no error');
+};
+
+describe('serve options: one definition', () => {
+  it('the README table is the generated one (npm run docs:options writes it)', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    expect(withOptionsTable(readme)).toBe(readme);
+    expect(readme).toContain(optionsTable());
+  });
+
+  it('flags, variables and keys are unique, and each variable is MAILVERIFY_ and the key in capitals', () => {
+    for (const field of ['flag', 'env', 'key'] as const) {
+      const names = SERVE_OPTIONS.flatMap((option) => (option[field] === undefined ? [] : [option[field]]));
+      expect(new Set(names).size).toBe(names.length);
+    }
+    for (const option of SERVE_OPTIONS) {
+      if (option.key === undefined) continue;
+      expect(option.env).toBe(`MAILVERIFY_${option.key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`);
+    }
+  });
+
+  it('every target is an option of createServer (a misspelt one would be silently dropped)', () => {
+    const known: Record<keyof StandaloneOptions, true> = {
+      store: true, dataDir: true, rootUsername: true, rootPassword: true, basePath: true, verifier: true, defaultQuality: true,
+      defaultRetentionMs: true, tokenLifetimeMs: true, tokenSecret: true, bodyLimit: true, maxEntriesPerJob: true, fileImport: true,
+      callbackTimeoutMs: true, clock: true, logger: true, trustProxy: true, https: true,
+    };
+    for (const { target } of SERVE_OPTIONS) {
+      const [scope, name] = target.split('.');
+      if (scope === 'server') expect(Object.keys(known)).toContain(name);
+      else expect(['listen', 'logLevel', 'configFile']).toContain(scope);
+    }
+  });
+});
+
+describe('serve options: precedence', () => {
+  it('defaults: the server\'s own, applied', () => {
+    const { server, listen, logLevel } = settings([]);
+    expect(listen).toEqual({ host: '127.0.0.1', port: 8080 });
+    expect(logLevel).toBe('info');
+    expect(server).toMatchObject({ defaultRetentionMs: DEFAULT_RETENTION_MS, rootUsername: 'root', trustProxy: false, verifier: { checks: 'smtp', quality: 'Standard' } });
+    expect(server.rootPassword).toBeUndefined();
+  });
+
+  it('a flag wins over its variable, a variable over the config file, the config file over the default', () => {
+    const config = { port: 1001, host: '10.0.0.1', retention: '2.00:00:00', maxEntriesPerJob: 7 };
+    const env = { MAILVERIFY_PORT: '1002', MAILVERIFY_HOST: '10.0.0.2' };
+    const all = settings(['--port', '1003'], env, config);
+    expect(all.listen).toEqual({ host: '10.0.0.2', port: 1003 });
+    expect(all.server).toMatchObject({ defaultRetentionMs: 2 * 86_400_000, maxEntriesPerJob: 7 });
+    expect(all.sources.get('listen.port')).toBe('--port');
+    expect(all.sources.get('listen.host')).toBe('MAILVERIFY_HOST');
+    expect(all.sources.get('server.maxEntriesPerJob')).toMatch(/config-.*\.json: maxEntriesPerJob$/);
+    // An empty variable is unset.
+    expect(settings([], { MAILVERIFY_PORT: '' }, config).listen.port).toBe(1001);
+  });
+
+  it('MAILVERIFY_CONFIG names the file when --config does not', () => {
+    const file = join(dir, 'by-variable.json');
+    writeFileSync(file, JSON.stringify({ checks: 'dns' }));
+    expect(settings([], { MAILVERIFY_CONFIG: file }).server.verifier!.checks).toBe('dns');
+  });
+
+  it('reads each type from text and from JSON: lists, switches, sizes, durations, proxies, paths', () => {
+    const fromFlags = settings([
+      '--dns-server', '127.0.0.1:5353', '--dns-server', '[::1]:53', '--allow-private-addresses', '--no-provider-rules', '--refuse', 'quoted',
+      '--max-body-size', '1MiB', '--token-lifetime', '0:10:00', '--trust-proxy', '10.0.0.0/8,loopback', '--checks', 'syntax',
+    ]);
+    expect(fromFlags.server).toMatchObject({
+      bodyLimit: 1024 * 1024,
+      tokenLifetimeMs: 600_000,
+      trustProxy: ['10.0.0.0/8', 'loopback'],
+      verifier: { checks: 'syntax', allowPrivateAddresses: true, dns: { servers: ['127.0.0.1:5353', '[::1]:53'] }, syntax: { allowQuotedLocalPart: false, providerRules: false } },
+    });
+    const fromEnv = settings([], { MAILVERIFY_DNS_SERVERS: '9.9.9.9, 1.1.1.1', MAILVERIFY_PROVIDER_RULES: 'false', MAILVERIFY_TRUST_PROXY: '2', MAILVERIFY_MAX_BODY_SIZE: '2048' });
+    expect(fromEnv.server).toMatchObject({ bodyLimit: 2048, trustProxy: 2, verifier: { dns: { servers: ['9.9.9.9', '1.1.1.1'] }, syntax: { providerRules: false } } });
+    const fromFile = settings([], {}, { trustProxy: true, refuse: ['literal', 'international'], maxUploadSize: '8 MiB', dataDir: 'data', allowPrivateAddresses: true });
+    expect(fromFile.server).toMatchObject({
+      trustProxy: true,
+      dataDir: join(dir, 'data'),
+      fileImport: { maxFileBytes: 8 * 1024 * 1024 },
+      verifier: { allowPrivateAddresses: true, syntax: { allowAddressLiteral: false, allowInternationalLocalPart: false } },
+    });
+  });
+
+  it('secrets from a variable or a file, never both', () => {
+    const file = join(dir, 'password');
+    writeFileSync(file, 'from a file\n');
+    expect(settings(['--root-password-file', file]).server.rootPassword).toBe('from a file');
+    expect(settings([], { MAILVERIFY_ROOT_PASSWORD: 'from the environment' }).server.rootPassword).toBe('from the environment');
+    expect(settings([], { MAILVERIFY_TOKEN_SECRET_FILE: file }).server.tokenSecret).toBe('from a file');
+    const both = failure(() => settings(['--root-password-file', file], { MAILVERIFY_ROOT_PASSWORD: 'hunter2' }));
+    expect(both).toBe('MAILVERIFY_ROOT_PASSWORD and --root-password-file set the same option: give one of them');
+  });
+});
+
+describe('serve options: errors name where the value came from', () => {
+  it('a bad value names the flag, the variable or the key', () => {
+    expect(failure(() => settings(['--port', '70000']))).toBe('--port must be a whole number from 0 to 65535, got "70000"');
+    expect(failure(() => settings([], { MAILVERIFY_RETENTION: '1 day' }))).toBe(
+      'MAILVERIFY_RETENTION must be a duration [d.]hh:mm:ss from 00:05:00 to 30.00:00:00, got "1 day"',
+    );
+    expect(failure(() => settings([], {}, { checks: 'mx' }))).toMatch(/config-\w+\.json: checks must be one of syntax, dns, smtp, got "mx"$/);
+    expect(failure(() => settings(['--trust-proxy', '10.0.0.300']))).toMatch(/^--trust-proxy must be true, false, a hop count/);
+    expect(failure(() => settings(['--dns-server', '9.9.9.9:99999']))).toBe('--dns-server must be IP addresses with optional ports, got "9.9.9.9:99999"');
+    expect(failure(() => settings(['--max-body-size', '64MB']))).toBe('--max-body-size must be a size: bytes, or a whole number with KiB, MiB or GiB, got "64MB"');
+  });
+
+  it('a value of the wrong type in the config file names its key', () => {
+    expect(failure(() => settings([], {}, { port: '8080' }))).toMatch(/: port must be a whole number from 0 to 65535, got "8080"$/);
+    expect(failure(() => settings([], {}, { dnsServers: '9.9.9.9' }))).toMatch(/: dnsServers must be IP addresses with optional ports, got "9.9.9.9"$/);
+    expect(failure(() => settings([], {}, { allowPrivateAddresses: 'yes' }))).toMatch(/: allowPrivateAddresses must be true or false, got "yes"$/);
+  });
+
+  it('an unknown key is refused with the key probably meant; a file that is not a JSON object too', () => {
+    expect(failure(() => settings([], {}, { prot: 8080 }))).toMatch(/\.json: unknown key "prot" \(did you mean "port"\?\)$/);
+    expect(failure(() => settings([], {}, { somethingElse: 1 }))).toMatch(/\.json: unknown key "somethingElse"$/);
+    expect(failure(() => settings([], {}, '{"port": 80,}'))).toMatch(/\.json is not JSON/);
+    expect(failure(() => settings([], {}, [1]))).toMatch(/\.json: must be a JSON object of options$/);
+    expect(failure(() => settings(['--config', join(dir, 'missing.json')]))).toMatch(/^--config .*missing\.json cannot be read: ENOENT$/);
+  });
+
+  it('never prints a secret, not even a bad one', () => {
+    const message = failure(() => settings([], {}, { rootPasswordFile: join(dir, 'no-such-file') }));
+    expect(message).toMatch(/: rootPasswordFile cannot be read: ENOENT \(.*no-such-file\)$/);
+    const empty = join(dir, 'empty-secret');
+    writeFileSync(empty, '\n');
+    expect(failure(() => settings(['--token-secret-file', empty]))).toMatch(/^--token-secret-file is an empty file/);
+  });
+
+  it('an unknown MAILVERIFY_ variable is reported, with the one probably meant', () => {
+    expect(settings([], { MAILVERIFY_PROT: '80', MAILVERIFY_PORT: '81' }).warnings).toEqual([
+      'the environment variable MAILVERIFY_PROT is no option of serve (did you mean MAILVERIFY_PORT?); it is ignored',
+    ]);
+  });
+
+  it('TLS certificate and key go together', () => {
+    const cert = join(dir, 'cert.pem');
+    writeFileSync(cert, 'PEM');
+    expect(failure(() => settings(['--tls-cert', cert]))).toBe('--tls-cert and --tls-key (or their variables or keys) go together');
+  });
+});
