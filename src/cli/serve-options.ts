@@ -326,7 +326,7 @@ export function serveFlags(): Record<string, { type: 'string' | 'boolean'; multi
   return flags;
 }
 
-type FlagValues = Record<string, string | boolean | string[] | undefined>;
+type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 interface Given {
   readonly source: string;

@@ -197,8 +197,11 @@ export interface CallbackWorkerOptions extends Omit<DeliveryOptions, 'signal'> {
   readonly clock?: Clock;
   /** Events delivered at the same time (default 16). */
   readonly concurrency?: number;
-  /** Where a dropped event (or a failure of the worker's own) is told; default: console.error. */
-  readonly log?: (message: string) => void;
+  /**
+   * Where a failed try, a dropped event and a failure of the worker's own are told, with their details (job id, try,
+   * next try, reason, the URL without credentials or query); default: console.error.
+   */
+  readonly log?: (message: string, details?: Record<string, unknown>) => void;
 }
 
 /**
@@ -304,7 +307,10 @@ export class CallbackWorker {
     if (started > firstAttemptAt + GIVE_UP_AFTER_MS) {
       // Due long ago (the server was down past the last try): nothing is sent any more.
       await store.removeCallback(delivery.id);
-      this.#log(`mailverify: callback of job ${delivery.jobId} dropped: no answer within 24 hours (${delivery.attempts} tries)`);
+      this.#log(`mailverify: callback of job ${delivery.jobId} dropped: no answer within 24 hours (${delivery.attempts} tries)`, {
+        jobId: delivery.jobId,
+        url: loggableUrl(delivery.url),
+      });
       return;
     }
     const outcome = await deliverCallback(delivery, { ...this.#options, signal: this.#stopping.signal });
@@ -316,15 +322,32 @@ export class CallbackWorker {
     if (this.#closed) return;
     const attempts = delivery.attempts + 1;
     const next = started + retryGapMs(attempts);
+    const details = { jobId: delivery.jobId, attempt: attempts, reason: outcome.reason, url: loggableUrl(delivery.url) };
     if (next > firstAttemptAt + GIVE_UP_AFTER_MS) {
       await store.removeCallback(delivery.id);
-      this.#log(`mailverify: callback of job ${delivery.jobId} dropped after ${attempts} tries in 24 hours; the last: ${outcome.reason}`);
+      this.#log(`mailverify: callback of job ${delivery.jobId} dropped after ${attempts} tries in 24 hours; the last: ${outcome.reason}`, details);
     } else {
       await store.callbackAttempted(delivery.id, firstAttemptAt, next);
+      const nextAttemptOn = new Date(next).toISOString();
+      this.#log(`mailverify: callback of job ${delivery.jobId} failed (try ${attempts}): ${outcome.reason}; next try at ${nextAttemptOn}`, {
+        ...details,
+        nextAttemptOn,
+      });
     }
   }
 
-  #log(message: string): void {
-    (this.#options.log ?? console.error)(message);
+  #log(message: string, details?: Record<string, unknown>): void {
+    if (this.#options.log !== undefined) this.#options.log(message, details);
+    else console.error(message);
+  }
+}
+
+/** A callback URL as it may be logged: its origin and path, without credentials or a query that may hold a secret. */
+export function loggableUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return '(not a URL)';
   }
 }

@@ -71,6 +71,8 @@ export interface StandaloneOptions extends ServerOptions {
 }
 
 const VERSIONS = ['v2.7', 'v2.6'];
+/** The setting `/ready` writes: a write of the store is what jobs need. */
+const READY_PROBE_SETTING = 'ready.probedOn';
 
 /** The base path in the form routes are prefixed with: '' for the root, else `/x` without a trailing slash. */
 export function normalizeBasePath(basePath = '/'): string {
@@ -104,7 +106,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     allowPrivateAddresses,
     timeoutMs: options.callbackTimeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS,
     ...(options.clock !== undefined && { clock: options.clock }),
-    log: (message) => app.log.warn(message),
+    log: (message, details) => app.log.warn(details ?? {}, message),
   });
   const retention = new RetentionPurger({
     store,
@@ -166,8 +168,28 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     return sendProblem(reply, new ProblemError(500, 'The server failed to answer this request.'));
   });
   app.setNotFoundHandler((request, reply) => sendProblem(reply, new ProblemError(404, `No resource at ${request.url.split('?')[0]}.`)));
+  // The request's id goes back to the client (and into problem documents), so that a report can be found in the log.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
 
   const base = normalizeBasePath(options.basePath);
+  // Probes of load balancers and orchestrators: no credentials, nothing about the server but its state.
+  let stopping = false;
+  app.addHook('preClose', async () => {
+    stopping = true;
+  });
+  app.get(`${base}/health`, async () => ({ status: 'ok' }));
+  app.get(`${base}/ready`, async (request) => {
+    try {
+      if (stopping) throw new Error('the server is stopping');
+      await store.setSetting(READY_PROBE_SETTING, new Date().toISOString());
+    } catch (error) {
+      request.log.warn({ err: error }, 'not ready');
+      throw new ProblemError(503, 'The server cannot take jobs now.');
+    }
+    return { status: 'ready' };
+  });
   for (const version of VERSIONS) {
     await app.register(v2Routes, { prefix: `${base}/${version}`, context });
   }
@@ -203,14 +225,35 @@ async function build(
   const app = Fastify({
     ...(options.https !== undefined && { https: { cert: options.https.cert, key: options.https.key } }),
     logger: loggerOptions(options.logger),
+    genReqId: requestIdOf,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     trustProxy: options.trustProxy ?? false,
     ...(serverFactory !== undefined && { serverFactory }),
   });
-  await app.register(cors, { exposedHeaders: ['Location'] });
+  await app.register(cors, CORS);
   await app.register(compress, { global: true });
   await app.register(mailverify, options);
   return app;
+}
+
+/**
+ * CORS for browser clients: any origin (the credentials are the caller's to keep), every method of the interface, the
+ * request headers clients send, and the response headers a script needs (the export's file name, a new job's
+ * location, the request id).
+ */
+const CORS = {
+  methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
+  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'X-Request-Id'],
+  exposedHeaders: ['Content-Disposition', 'Location', 'ETag', 'X-Request-Id', 'Retry-After'],
+};
+
+/** A sane `X-Request-Id` of the client's: at most 128 letters, digits and `-_.:`. */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request's id: the client's `X-Request-Id` when it is sane (a proxy's or the client's own), else a new UUID. */
+export function requestIdOf(request: IncomingMessage): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
 const REDACTED = ['req.headers.authorization', 'req.headers.cookie', 'req.body.password'];

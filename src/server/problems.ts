@@ -1,7 +1,8 @@
 /**
  * Problem documents (RFC 9457): every 4xx and 5xx answer carries one, `application/problem+json`, with a relative
- * `type` URI, a `title`, the `status` and a `detail` written for the client. Nothing internal (stack, path, SQL)
- * ever goes into one.
+ * `type` URI, a `title`, the `status` and a `detail` written for the client, and the extension member `requestId`:
+ * the request's id, also in its `X-Request-Id` header and its log lines, so that a client's report can be found in
+ * the log. Nothing internal (stack, path, SQL) ever goes into one.
  */
 import type { FastifyReply } from 'fastify';
 
@@ -12,6 +13,8 @@ export interface Problem {
   readonly title: string;
   readonly status: number;
   readonly detail: string;
+  /** The id of the request answered (an extension member; clients ignore members they do not know). */
+  readonly requestId?: string;
 }
 
 /** A problem of a known kind, by status: the titles of RFC 9110 and the types this server uses. */
@@ -55,5 +58,6 @@ export function invalidField(path: string, problem: string): ProblemError {
 
 export function sendProblem(reply: FastifyReply, problem: ProblemError): FastifyReply {
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
-  return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem.toProblem());
+  const document: Problem = { ...problem.toProblem(), requestId: String(reply.request.id) };
+  return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(document);
 }
