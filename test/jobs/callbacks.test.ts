@@ -199,7 +199,9 @@ describe('retries', () => {
         // Delivered at the fifth try (a 204 is a 2xx): nothing more is due.
         expect(await fixture.store.nextCallbackAt()).toBeNull();
         expect(clock.timers()).toEqual([]);
-        expect(fixture.logged).toEqual([]);
+        // Each failed try is logged with its number and reason.
+        expect(fixture.logged).toEqual([1, 2, 3, 4].map((n) => expect.stringContaining(`callback of job ${job.id} failed (try ${n}): `)));
+        expect(fixture.logged[0]).toContain('HTTP status 500; next try at ');
       } finally {
         await fixture.close();
         await hook.close();
@@ -219,7 +221,9 @@ describe('retries', () => {
     expect(hook.received.at(-1)!.at - first).toBeLessThanOrEqual(24 * HOUR);
     expect(hook.received.at(-1)!.at + HOUR - first).toBeGreaterThan(24 * HOUR);
     expect(await fixture.store.nextCallbackAt()).toBeNull();
-    expect(fixture.logged).toEqual([expect.stringMatching(new RegExp(`callback of job ${job.id} dropped after 32 tries.*HTTP status 500`))]);
+    expect(fixture.logged.filter((line) => line.includes('failed (try'))).toHaveLength(31);
+    expect(fixture.logged.at(-1)).toMatch(new RegExp(`callback of job ${job.id} dropped after 32 tries.*HTTP status 500`));
+    expect(fixture.logged).toHaveLength(32);
   });
 
   it('a pending delivery survives a restart: the next try is due at the same time, with the same key and body', async () => {
@@ -287,7 +291,7 @@ describe('retries', () => {
     clock.advance(HOUR);
     await fixture.worker.settled();
     expect(hook.received).toHaveLength(1);
-    expect(fixture.logged).toEqual([]);
+    expect(fixture.logged).toEqual([expect.stringContaining(`callback of job ${job.id} failed (try 1): HTTP status 500`)]);
   });
 });
 
