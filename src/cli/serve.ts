@@ -8,6 +8,7 @@
  * jobs write what they have (they go on at the next start), and it exits within 10 seconds.
  */
 import { parseArgs } from 'node:util';
+import type { FastifyInstance } from 'fastify';
 import { UsageError } from './engine-flags.js';
 import { optionsHelp, resolveServeSettings, serveFlags } from './serve-options.js';
 
@@ -53,23 +54,32 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<num
     throw new UsageError('MAILVERIFY_ROOT_PASSWORD is not set (nor --root-password-file): the server has no default password');
   }
 
-  // Loaded here: `mailverify check` needs none of the server's code.
-  const { createServer } = await import('../server/app.js');
-  const app = await createServer({
-    ...settings.server,
-    rootPassword,
-    logger: settings.logLevel === 'silent' ? false : { level: settings.logLevel, stream: process.stderr },
-  });
+  // Listening for signals before the origin is printed: a process manager may signal as soon as it reads it (one
+  // during the start stops the server once it has started).
+  const stop = stopRequest(env);
   let origin: string;
+  let app: FastifyInstance;
   try {
-    origin = await app.listen(settings.listen);
+    // Loaded here: `mailverify check` needs none of the server's code.
+    const { createServer } = await import('../server/app.js');
+    app = await createServer({
+      ...settings.server,
+      rootPassword,
+      logger: settings.logLevel === 'silent' ? false : { level: settings.logLevel, stream: process.stderr },
+    });
+    try {
+      origin = await app.listen(settings.listen);
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
   } catch (error) {
-    await app.close();
+    stop.cancel();
     throw error;
   }
   process.stdout.write(`mailverify listening on ${origin}\n`);
 
-  const reason = await stopRequested(env);
+  const reason = await stop.reason;
   process.stderr.write(`mailverify: ${reason}: stopping\n`);
   const deadline = setTimeout(() => {
     process.stderr.write('mailverify: did not stop within 10 s; exiting\n');
@@ -84,21 +94,25 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<num
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
 /**
- * Resolves with the reason to stop: a signal or, for a server that npm started (npx, npm exec, npm start), the end of
+ * The reason to stop, once there is one: a signal or, for a server that npm started (npx, npm exec, npm start), the end of
  * its parent. npm does not pass SIGTERM on to the command it runs: npm and the shell it started exit and the server is
  * left to init, its parent process id changing. Outside npm the parent is not watched, so that `nohup mailverify
  * serve &` outlives its shell.
  */
-function stopRequested(env: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((resolve) => {
+function stopRequest(env: NodeJS.ProcessEnv): { reason: Promise<string>; cancel: () => void } {
+  let cancel = (): void => {};
+  const reason = new Promise<string>((resolve) => {
     const parent = process.ppid;
     let watch: NodeJS.Timeout | undefined;
-    const stop = (reason: string): void => {
+    const onSignal = (signal: NodeJS.Signals): void => stop(signal);
+    cancel = () => {
       for (const signal of STOP_SIGNALS) process.removeListener(signal, onSignal);
       clearInterval(watch);
-      resolve(reason);
     };
-    const onSignal = (signal: NodeJS.Signals): void => stop(signal);
+    const stop = (why: string): void => {
+      cancel();
+      resolve(why);
+    };
     for (const signal of STOP_SIGNALS) process.once(signal, onSignal);
     if (env['npm_execpath'] !== undefined) {
       watch = setInterval(() => {
@@ -107,4 +121,5 @@ function stopRequested(env: NodeJS.ProcessEnv): Promise<string> {
       watch.unref();
     }
   });
+  return { reason, cancel };
 }
