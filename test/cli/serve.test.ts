@@ -126,8 +126,11 @@ describe('mailverify serve: stopping', () => {
     // Offline: npx finds the local binary and never asks the registry.
     const env = { ...baseEnv(), MAILVERIFY_ROOT_PASSWORD: PASSWORD, npm_config_offline: 'true', npm_config_update_notifier: 'false' };
     const server = await launch('npx', ['mailverify', 'serve', '--port', '0', '--data-dir', join(dir, 'npx'), '--log-level', 'silent'], env, consumer);
-    expect((await fetch(`${server.origin}/health`)).status).toBe(200);
-    server.child.kill('SIGTERM');
+    try {
+      expect((await fetch(`${server.origin}/health`)).status).toBe(200);
+    } finally {
+      server.child.kill('SIGTERM');
+    }
     // The pipes close once the server, npm's grandchild, has exited too.
     await server.closed;
     expect(server.stderr()).toMatch(/mailverify: npm \(process \d+\) is gone: stopping/);
