@@ -87,10 +87,10 @@ function choice<T extends string>(values: readonly T[]): Kind<T> {
   return { expected: `one of ${values.join(', ')}`, fromText: read, fromJson: read, show: (value) => value };
 }
 
-function integer(min: number, max = Number.MAX_SAFE_INTEGER): Kind<number> {
+function integer(min: number, max = Number.MAX_SAFE_INTEGER, what = 'a whole number'): Kind<number> {
   const read = (value: unknown): number => (Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max ? (value as number) : fail());
   return {
-    expected: max === Number.MAX_SAFE_INTEGER ? `a whole number from ${min}` : `a whole number from ${min} to ${max}`,
+    expected: max === Number.MAX_SAFE_INTEGER ? `${what} from ${min}` : `${what} from ${min} to ${max}`,
     fromText: (value) => read(/^\d+$/.test(value) ? Number(value) : NaN),
     fromJson: read,
     show: (value) => String(value),
@@ -238,7 +238,7 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
     target: 'configFile',
   },
   { flag: 'host', placeholder: 'ADDRESS', env: 'MAILVERIFY_HOST', key: 'host', kind: text, default: '127.0.0.1', description: 'the address to listen on; 0.0.0.0 (or ::) for every interface', section: 'Listening', target: 'listen.host' },
-  { flag: 'port', placeholder: 'N', env: 'MAILVERIFY_PORT', key: 'port', kind: integer(0, 65535), default: 8080, description: 'the port; 0 picks a free one', section: 'Listening', target: 'listen.port' },
+  { flag: 'port', placeholder: 'N', env: 'MAILVERIFY_PORT', key: 'port', kind: integer(0, 65535, 'a TCP port number'), default: 8080, description: 'the port; 0 picks a free one', section: 'Listening', target: 'listen.port' },
   { flag: 'base-path', placeholder: 'PATH', env: 'MAILVERIFY_BASE_PATH', key: 'basePath', kind: text, default: '/', description: 'a path prefix for every route', section: 'Listening', target: 'server.basePath' },
   { flag: 'tls-cert', placeholder: 'FILE', env: 'MAILVERIFY_TLS_CERT', key: 'tlsCert', kind: fileContent, defaultText: 'plain HTTP', description: 'serve HTTPS with this certificate chain (PEM), with --tls-key', section: 'Listening', target: 'server.https.cert' },
   { flag: 'tls-key', placeholder: 'FILE', env: 'MAILVERIFY_TLS_KEY', key: 'tlsKey', kind: fileContent, secret: true, description: 'the private key (PEM) of --tls-cert', section: 'Listening', target: 'server.https.key' },
@@ -271,7 +271,7 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { flag: 'checks', placeholder: 'LEVEL', env: 'MAILVERIFY_CHECKS', key: 'checks', kind: choice(['syntax', 'dns', 'smtp'] as const), default: 'smtp', description: 'how far jobs are verified: syntax (offline: syntax, lists, suggestions), dns (adds the DNS/MX checks) or smtp (probes the mailboxes)', section: 'Verification', target: 'server.verifier.checks' },
   { flag: 'dns-server', placeholder: 'IP[:PORT]', env: 'MAILVERIFY_DNS_SERVERS', key: 'dnsServers', kind: list(dnsServer, 'IP addresses with optional ports'), defaultText: "the system's", description: 'DNS servers to ask (the flag repeated, or comma-separated)', section: 'Verification', target: 'server.verifier.dns.servers' },
   { flag: 'dns-timeout', placeholder: 'MS', env: 'MAILVERIFY_DNS_TIMEOUT', key: 'dnsTimeout', kind: integer(1), defaultText: '5000', description: 'the cap on each DNS query, in milliseconds', section: 'Verification', target: 'server.verifier.dns.timeoutMs' },
-  { flag: 'smtp-port', placeholder: 'N', env: 'MAILVERIFY_SMTP_PORT', key: 'smtpPort', kind: integer(1, 65535), defaultText: '25', description: 'the SMTP port of mail exchangers', section: 'Verification', target: 'server.verifier.smtp.port' },
+  { flag: 'smtp-port', placeholder: 'N', env: 'MAILVERIFY_SMTP_PORT', key: 'smtpPort', kind: integer(1, 65535, 'a TCP port number'), defaultText: '25', description: 'the SMTP port of mail exchangers', section: 'Verification', target: 'server.verifier.smtp.port' },
   { flag: 'helo-name', placeholder: 'NAME', env: 'MAILVERIFY_HELO_NAME', key: 'heloName', kind: text, defaultText: "this host's name", description: 'the EHLO name of SMTP probes: a name whose address and reverse DNS match the address probes come from', section: 'Verification', target: 'server.verifier.heloName' },
   { flag: 'mail-from', placeholder: 'ADDRESS', env: 'MAILVERIFY_MAIL_FROM', key: 'mailFrom', kind: text, defaultText: 'verify@<helo name>', description: 'the envelope sender of SMTP probes', section: 'Verification', target: 'server.verifier.mailFrom' },
   { flag: 'max-connections', placeholder: 'N', env: 'MAILVERIFY_MAX_CONNECTIONS', key: 'maxConnections', kind: integer(1), defaultText: '50', description: 'SMTP connections open at once, over all jobs', section: 'Verification', target: 'server.verifier.smtp.maxConnections' },

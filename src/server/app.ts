@@ -251,7 +251,7 @@ const CORS = {
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The request's id: the client's `X-Request-Id` when it is sane (a proxy's or the client's own), else a new UUID. */
-export function requestIdOf(request: IncomingMessage): string {
+function requestIdOf(request: IncomingMessage): string {
   const given = request.headers['x-request-id'];
   return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
 }

@@ -128,7 +128,7 @@ describe('serve options: precedence', () => {
 
 describe('serve options: errors name where the value came from', () => {
   it('a bad value names the flag, the variable or the key', () => {
-    expect(failure(() => settings(['--port', '70000']))).toBe('--port must be a whole number from 0 to 65535, got "70000"');
+    expect(failure(() => settings(['--port', '70000']))).toBe('--port must be a TCP port number from 0 to 65535, got "70000"');
     expect(failure(() => settings([], { MAILVERIFY_RETENTION: '1 day' }))).toBe(
       'MAILVERIFY_RETENTION must be a duration [d.]hh:mm:ss from 00:05:00 to 30.00:00:00, got "1 day"',
     );
@@ -139,7 +139,7 @@ describe('serve options: errors name where the value came from', () => {
   });
 
   it('a value of the wrong type in the config file names its key', () => {
-    expect(failure(() => settings([], {}, { port: '8080' }))).toMatch(/: port must be a whole number from 0 to 65535, got "8080"$/);
+    expect(failure(() => settings([], {}, { port: '8080' }))).toMatch(/: port must be a TCP port number from 0 to 65535, got "8080"$/);
     expect(failure(() => settings([], {}, { dnsServers: '9.9.9.9' }))).toMatch(/: dnsServers must be IP addresses with optional ports, got "9.9.9.9"$/);
     expect(failure(() => settings([], {}, { allowPrivateAddresses: 'yes' }))).toMatch(/: allowPrivateAddresses must be true or false, got "yes"$/);
   });
