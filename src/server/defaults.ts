@@ -5,13 +5,13 @@
 
 /** The folder of the SQLite store when no store is given. */
 export const DEFAULT_DATA_DIR = './mailverify-data';
-/** A job's retention from its completion when it sets none (decisions §13: 30 days, configurable). */
+/** A job's retention from its completion when it sets none. */
 export const DEFAULT_RETENTION_MS = 30 * 24 * 3_600_000;
-/** The largest request body (decisions §13: 64 MiB). */
+/** The largest request body. */
 export const DEFAULT_BODY_LIMIT = 64 * 1024 * 1024;
-/** The most entries of one job (decisions §13: 1,000,000). */
+/** The most entries of one job. */
 export const DEFAULT_MAX_ENTRIES_PER_JOB = 1_000_000;
-/** The lifetime of a bearer token (decisions §13: 1 hour). */
+/** The lifetime of a bearer token. */
 export const DEFAULT_TOKEN_LIFETIME_MS = 3_600_000;
 
 /** File import (multipart POST /email-validations): the largest upload, as the JSON body. */
