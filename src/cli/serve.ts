@@ -26,6 +26,7 @@ Options:
   --tls-key FILE          ...and its private key (PEM)
   --log-level LEVEL       request log on standard error, JSON lines: fatal, error, warn, info
                           (default), debug, or silent
+  --metrics               Prometheus metrics at GET /metrics (root credentials required)
   --quality LEVEL         the quality of jobs that name none (default Standard); also the
                           verifier's timeouts
   engine options, as for "mailverify check": --dns-server, --dns-timeout, --smtp-port, --helo-name,
@@ -52,6 +53,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<num
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'log-level': { type: 'string', default: 'info' },
+      metrics: { type: 'boolean', default: false },
       ...ENGINE_FLAGS,
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -84,6 +86,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<num
     rootPassword: password,
     ...(env['MAILVERIFY_TOKEN_SECRET'] && { tokenSecret: env['MAILVERIFY_TOKEN_SECRET'] }),
     basePath: values['base-path'],
+    metrics: values.metrics,
     verifier: engine,
     ...(engine.quality !== undefined && { defaultQuality: engine.quality }),
     logger: values['log-level'] === 'silent' ? false : { level: values['log-level'], stream: process.stderr },
