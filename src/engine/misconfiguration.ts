@@ -33,10 +33,10 @@ export function describeDnsServers(servers: readonly string[] | undefined): stri
   return servers === undefined || servers.length === 0 ? 'the resolver' : `the DNS server(s) ${servers.join(', ')}`;
 }
 
-/** `mx.example.com (of example.com) → 10.0.0.5, fd00::5`. */
+/** `example.com: mx.example.com → 10.0.0.5, fd00::5` (`example.com → 10.0.0.5` for the implicit MX). */
 export function describeSkippedExchanger(event: ExchangerSkippedEvent): string {
-  const of = event.exchanger === event.domain ? '' : ` (of ${event.domain})`;
-  return `${event.exchanger}${of} → ${event.addresses.join(', ')}`;
+  const exchanger = event.exchanger === event.domain ? '' : `: ${event.exchanger}`;
+  return `${event.domain}${exchanger} → ${event.addresses.join(', ')}`;
 }
 
 export class MisconfigurationMonitor implements VerifierObserver {
@@ -85,10 +85,10 @@ export class MisconfigurationMonitor implements VerifierObserver {
     this.options.warn({
       cause: 'non-global-exchangers',
       message:
-        `Mail exchanger ${describeSkippedExchanger(event)} was skipped: it resolves only to non-global addresses` +
-        `${others > 0 ? ` (as did ${others} other${others === 1 ? '' : 's'} since the last warning)` : ''}, and a domain ` +
-        'with no other exchanger gets DomainIsMisconfigured. If such exchangers are meant to be reached (an internal ' +
-        'network, a test setup), allow them with --allow-private-addresses (option allowPrivateAddresses).',
+        `Skipped a mail exchanger that resolves only to non-global addresses (${describeSkippedExchanger(event)})` +
+        `${others > 0 ? `, and ${others} more since the last warning` : ''}; ` +
+        'a domain with no other exchanger gets DomainIsMisconfigured. If such exchangers are meant to be reached (an ' +
+        'internal network, a test setup), allow them with --allow-private-addresses (option allowPrivateAddresses).',
     });
   }
 

@@ -21,6 +21,7 @@ import type { Authenticator } from './auth.js';
 export const MAX_EXCHANGER_LABELS = 50;
 
 const JOB_STATUSES: readonly JobStatus[] = ['InProgress', 'Completed', 'Deleted', 'Expired'];
+const CALLBACK_OUTCOMES = ['delivered', 'failed', 'dropped'] as const;
 const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** Seconds: from a cached answer on the same host to a request that waits for a job (up to 2 minutes). */
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -74,6 +75,8 @@ export class ServerMetrics {
       },
     });
     this.observer = this.verifierObserver();
+    // Series that exist from the start, so that a rate over them is 0 rather than absent.
+    for (const outcome of CALLBACK_OUTCOMES) this.callbacks.inc({ outcome }, 0);
   }
 
   /** Counts every request the routes of `app` (and its child plugins) answer. Call before registering them. */
@@ -92,7 +95,7 @@ export class ServerMetrics {
   }
 
   /** The callback worker's `onOutcome`. */
-  readonly callbackOutcome = (outcome: 'delivered' | 'failed' | 'dropped'): void => {
+  readonly callbackOutcome = (outcome: (typeof CALLBACK_OUTCOMES)[number]): void => {
     this.callbacks.inc({ outcome });
   };
 
