@@ -19,6 +19,17 @@ export { PROVIDER_RULES } from './syntax/provider-rules.js';
 export type { ProviderRule } from './syntax/provider-rules.js';
 export { createVerifier } from './engine/verifier.js';
 export type { Verifier, VerifierOptions, SmtpOptions, VerifyManyOptions, BatchInput, BatchProgress, Checks, Quality } from './engine/verifier.js';
+export { combineObservers } from './engine/observer.js';
+export type {
+  VerifierObserver,
+  VerdictEvent,
+  DnsQueryEvent,
+  DnsQueryOutcome,
+  DnsRecordType,
+  ExchangerSkippedEvent,
+  SmtpSessionEvent,
+  SmtpReplyEvent,
+} from './engine/observer.js';
 export type { Deduplication } from './engine/dedupe.js';
 export type { Entry } from './engine/entry.js';
 export { toLegacyEntry, legacyStatusOf, LEGACY_STATUS_OF } from './engine/legacy.js';

@@ -18,7 +18,7 @@ import { ENGINE_FLAGS, UsageError, engineOptionsOf, usage } from './engine-flags
 import { serve } from './serve.js';
 import { csvAddresses, csvText, MAX_RECORD_SIZE } from './csv.js';
 import { BatchedWriter } from './output.js';
-import { ProgressLine, Tally, type RunState } from './report.js';
+import { ProgressLine, RunObserver, Tally, type RunState } from './report.js';
 
 const USAGE = `Usage: mailverify check [file|-] [options]
        mailverify serve [options]      the verification server (mailverify serve --help)
@@ -321,9 +321,8 @@ function itemsOf<T>(batches: AsyncGenerator<T[]>, state: InputState): AsyncItera
 
 async function check(options: CheckOptions): Promise<void> {
   const out = options.out === undefined ? process.stdout : await openOutput(options.out);
-  const verifier = usage(() =>
-    createVerifier({ ...options.engine, checks: options.checks }),
-  );
+  const seen = new RunObserver();
+  const verifier = usage(() => createVerifier({ ...options.engine, checks: options.checks, observer: seen }));
   const started = performance.now();
   const source = options.source === '-' ? process.stdin : createReadStream(options.source);
   const input = new InputState();
@@ -359,7 +358,7 @@ async function check(options: CheckOptions): Promise<void> {
     throw writer.error;
   }
   if (input.error !== undefined) throw input.error;
-  if (!options.quiet) process.stderr.write(tally.summary((performance.now() - started) / 1000));
+  if (!options.quiet) process.stderr.write(tally.summary((performance.now() - started) / 1000, seen));
 }
 
 /** The run's counters as the progress line reads them; the size of the input when it is a file. */

@@ -4,6 +4,8 @@
  */
 import cliProgress, { type Options as BarOptions } from 'cli-progress';
 import type { Entry } from '../engine/entry.js';
+import { describeDnsServers, describeSkippedExchanger } from '../engine/misconfiguration.js';
+import type { DnsQueryEvent, ExchangerSkippedEvent, VerifierObserver } from '../engine/observer.js';
 
 /** How far a run is: kept by the command, read by the progress line at each redraw. */
 export interface RunState {
@@ -118,12 +120,60 @@ export class Tally {
 
   /**
    * Two lines: `12 addresses in 0.4 s: 9 Deliverable, 2 Undeliverable, 1 Risky` and
-   * `statuses: 9 Success, 2 AtSignNotFound, 1 ServerIsCatchAll`, each by count, largest first.
+   * `statuses: 9 Success, 2 AtSignNotFound, 1 ServerIsCatchAll`, each by count, largest first; then a `hint:` line for
+   * each misconfiguration the results point at (see `hints`).
    */
-  summary(seconds: number): string {
+  summary(seconds: number, seen?: RunObserver): string {
     const head = `${count(this.count)} address${this.count === 1 ? '' : 'es'} in ${seconds.toFixed(1)} s`;
     if (this.count === 0) return head + '\n';
-    return `${head}: ${byCount(this.classifications)}\nstatuses: ${byCount(this.statuses)}\n`;
+    const hints = seen === undefined ? [] : this.hints(seen);
+    return `${head}: ${byCount(this.classifications)}\nstatuses: ${byCount(this.statuses)}\n${hints.map((hint) => `hint: ${hint}\n`).join('')}`;
+  }
+
+  /**
+   * Causes to look at when the results are dominated by what a setup, rather than the addresses, gives: DNS servers
+   * that do not answer (half the results or more are DnsConnectionFailure or DnsQueryTimeout), and exchangers
+   * skipped for their non-global addresses behind DomainIsMisconfigured results.
+   */
+  private hints(seen: RunObserver): string[] {
+    const hints: string[] = [];
+    const dnsFailures = (this.statuses.get('DnsConnectionFailure') ?? 0) + (this.statuses.get('DnsQueryTimeout') ?? 0);
+    if (dnsFailures > 0 && dnsFailures * 2 >= this.count) {
+      hints.push(
+        `${count(dnsFailures)} of ${count(this.count)} addresses got DnsConnectionFailure or DnsQueryTimeout: ` +
+          `${describeDnsServers(seen.dnsServers)} did not answer. Check that this host can reach it, or name another ` +
+          'DNS server with --dns-server.',
+      );
+    }
+    const misconfigured = this.statuses.get('DomainIsMisconfigured') ?? 0;
+    if (misconfigured > 0 && seen.skippedExample !== undefined) {
+      const skipped = seen.skippedExchangers.size;
+      hints.push(
+        `${count(skipped)} mail exchanger${skipped === 1 ? '' : 's'} skipped: ${skipped === 1 ? 'it resolves' : 'they resolve'} ` +
+          `only to non-global addresses (${skipped === 1 ? '' : 'e.g. '}${describeSkippedExchanger(seen.skippedExample)}); a ` +
+          `domain with no other exchanger gets DomainIsMisconfigured (${count(misconfigured)} here). ` +
+          '--allow-private-addresses allows them.',
+      );
+    }
+    return hints;
+  }
+}
+
+/** What the verifier's observer saw during a run, for the summary's hints. */
+export class RunObserver implements VerifierObserver {
+  /** The servers the built-in resolver asked (undefined with a resolver of the host application's). */
+  dnsServers: readonly string[] | undefined;
+  /** Exchangers skipped for their non-global addresses, by host name, and one of them as an example. */
+  readonly skippedExchangers = new Set<string>();
+  skippedExample: ExchangerSkippedEvent | undefined;
+
+  dnsQuery(event: DnsQueryEvent): void {
+    this.dnsServers = event.servers;
+  }
+
+  exchangerSkipped(event: ExchangerSkippedEvent): void {
+    this.skippedExchangers.add(event.exchanger);
+    this.skippedExample ??= event;
   }
 }
 

@@ -17,6 +17,47 @@ export interface DnsCacheOptions {
   negativeTtlMs?: number;
 }
 
+/** The record types the domain stage asks for. */
+export type DnsRecordType = 'MX' | 'A' | 'AAAA';
+
+/**
+ * What came of one query, in a few kinds (few enough for a metric label): an answer, a name that does not exist
+ * (NXDOMAIN), a name without records of the type (NODATA), a server's refusal or failure, no answer in time, no server
+ * reached (refused, reset), or another error (a malformed answer or name).
+ */
+export type DnsQueryOutcome = 'answer' | 'nxdomain' | 'nodata' | 'servfail' | 'refused' | 'timeout' | 'unreachable' | 'error';
+
+/** One query sent to the resolver (a retry is a query of its own; a cache hit is none). */
+export interface DnsQueryEvent {
+  readonly type: DnsRecordType;
+  readonly name: string;
+  readonly outcome: DnsQueryOutcome;
+  /** Node's error code of a failure (`ENOTFOUND`, `ETIMEOUT`, `ECONNREFUSED`...); absent for an answer. */
+  readonly code?: string;
+  /** From sending the query to its answer or failure. */
+  readonly durationMs: number;
+  /** The servers the built-in resolver asks (`ip:port`); absent with a resolver of the host application's. */
+  readonly servers?: readonly string[];
+}
+
+/** Node's DNS error codes → the kind of outcome; any other code is 'error'. */
+const OUTCOMES: Readonly<Record<string, DnsQueryOutcome>> = {
+  ENOTFOUND: 'nxdomain',
+  ENODATA: 'nodata',
+  ESERVFAIL: 'servfail',
+  EREFUSED: 'refused',
+  ETIMEOUT: 'timeout',
+  ECANCELLED: 'timeout',
+  ECONNREFUSED: 'unreachable',
+  ECONNRESET: 'unreachable',
+  ECONNECTION: 'unreachable',
+  EOF: 'unreachable',
+};
+
+function outcomeOf(code: string): DnsQueryOutcome {
+  return Object.hasOwn(OUTCOMES, code) ? OUTCOMES[code]! : 'error';
+}
+
 export interface DnsStats {
   /** Answers served from the cache. */
   hits: number;
@@ -32,6 +73,7 @@ const NEGATIVE_CODES = new Set(['ENOTFOUND', 'ENODATA', 'ESERVFAIL', 'EREFUSED',
 const RETRIED_CODES = new Set(['ESERVFAIL', 'EREFUSED']);
 
 type Cached = DnsAnswer<MxRecord[]> | DnsAnswer<string[]>;
+type Query = () => Promise<{ records: MxRecord[] | string[]; ttlMs: number | undefined }>;
 
 export class DnsLookup {
   readonly stats: DnsStats = { hits: 0, misses: 0, queries: 0 };
@@ -40,9 +82,13 @@ export class DnsLookup {
   private readonly maxTtlMs: number;
   private readonly negativeTtlMs: number;
 
+  /**
+   * `onQuery` hears of every query sent to the resolver (the verifier's observer, docs/verification.md#observing-the-engine).
+   */
   constructor(
     private readonly resolver: Resolver,
     options: DnsCacheOptions = {},
+    private readonly onQuery?: (event: DnsQueryEvent) => void,
   ) {
     this.maxTtlMs = options.maxTtlMs ?? 300_000;
     this.negativeTtlMs = options.negativeTtlMs ?? 60_000;
@@ -55,7 +101,7 @@ export class DnsLookup {
    * them kept for `maxTtlMs`.
    */
   mx(name: string): Promise<DnsAnswer<MxRecord[]>> {
-    return this.lookup(`MX ${name}`, async () => {
+    return this.lookup('MX', name, async () => {
       const records = await this.resolver.resolveMx(name);
       return { records, ttlMs: leastTtlMs(records) };
     }) as Promise<DnsAnswer<MxRecord[]>>;
@@ -63,14 +109,15 @@ export class DnsLookup {
 
   /** IPv4 (family 4) or IPv6 (family 6) addresses of `name`, kept for the least TTL of the answer. */
   addresses(name: string, family: 4 | 6): Promise<DnsAnswer<string[]>> {
-    return this.lookup(`${family === 4 ? 'A' : 'AAAA'} ${name}`, async () => {
+    return this.lookup(family === 4 ? 'A' : 'AAAA', name, async () => {
       const answers =
         family === 4 ? await this.resolver.resolve4(name, { ttl: true }) : await this.resolver.resolve6(name, { ttl: true });
       return { records: answers.map((answer) => answer.address), ttlMs: leastTtlMs(answers) };
     }) as Promise<DnsAnswer<string[]>>;
   }
 
-  private lookup(key: string, query: () => Promise<{ records: MxRecord[] | string[]; ttlMs: number | undefined }>): Promise<Cached> {
+  private lookup(type: DnsRecordType, name: string, query: Query): Promise<Cached> {
+    const key = `${type} ${name}`;
     const cached = this.cache.get(key);
     if (cached !== undefined) {
       this.stats.hits++;
@@ -79,16 +126,18 @@ export class DnsLookup {
     this.stats.misses++;
     const pending = this.inFlight.get(key);
     if (pending !== undefined) return pending;
-    const request = this.ask(key, query).finally(() => this.inFlight.delete(key));
+    const request = this.ask(key, type, name, query).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, request);
     return request;
   }
 
-  private async ask(key: string, query: () => Promise<{ records: MxRecord[] | string[]; ttlMs: number | undefined }>): Promise<Cached> {
+  private async ask(key: string, type: DnsRecordType, name: string, query: Query): Promise<Cached> {
     for (let attempt = 1; ; attempt++) {
       this.stats.queries++;
+      const sentAt = this.onQuery === undefined ? 0 : performance.now();
       try {
         const { records, ttlMs } = await query();
+        this.onQuery?.({ type, name, outcome: 'answer', durationMs: performance.now() - sentAt });
         const answer = { ok: true as const, records } as Cached;
         // RFC 1035 §3.2.1: a TTL of 0 is for the transaction in progress only (here: the lookups sharing it).
         const ttl = Math.min(ttlMs ?? this.maxTtlMs, this.maxTtlMs);
@@ -96,6 +145,7 @@ export class DnsLookup {
         return answer;
       } catch (error) {
         const code = errorCode(error);
+        this.onQuery?.({ type, name, outcome: outcomeOf(code), code, durationMs: performance.now() - sentAt });
         if (RETRIED_CODES.has(code) && attempt === 1) continue;
         const answer: Cached = { ok: false, code };
         if (NEGATIVE_CODES.has(code)) this.cache.set(key, answer, { ttl: Math.min(this.negativeTtlMs, this.maxTtlMs) });

@@ -38,14 +38,21 @@ export interface DefaultResolverOptions {
   timeoutMs?: number;
 }
 
+/** The built-in resolver, and the servers it asks. */
+export interface DefaultResolver extends Resolver {
+  /** `ip:port` (`[ipv6]:port`), in the order they are asked. */
+  readonly servers: readonly string[];
+}
+
 /**
  * The default resolver: the stub resolver of `stub-resolver.ts`, which retransmits a lost datagram within the
  * deadline and reports the TTL of every record, MX included. Throws a TypeError for a server it cannot read.
  */
-export function createDefaultResolver(options: DefaultResolverOptions = {}): Resolver {
+export function createDefaultResolver(options: DefaultResolverOptions = {}): DefaultResolver {
   const timeoutMs = options.timeoutMs ?? 5000;
   const servers = options.servers !== undefined && options.servers.length > 0 ? parseServers(options.servers) : systemServers();
   return {
+    servers: servers.map(({ host, port }) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`)),
     async resolveMx(hostname) {
       const { answers } = await query(servers, hostname, 'MX', timeoutMs, 'queryMx');
       return answers.map(({ data, ttl }) => {

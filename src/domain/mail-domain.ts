@@ -32,6 +32,25 @@ export type MailDomain =
     }
   | { readonly status: DomainStatus; readonly hasMx: boolean };
 
+/**
+ * A mail exchanger left out because every address it resolves to is non-global (loopback, private, link-local,
+ * reserved...) and the caller does not allow those: its domain gets `DomainIsMisconfigured` unless another exchanger
+ * is usable.
+ */
+export interface ExchangerSkippedEvent {
+  readonly domain: string;
+  /** The exchanger's host name: an MX target, or the domain itself for the implicit MX. */
+  readonly exchanger: string;
+  /** The addresses it resolved to, none of them global. */
+  readonly addresses: readonly string[];
+}
+
+export interface MailDomainOptions {
+  readonly allowPrivateAddresses: boolean;
+  /** Told of each exchanger left out for its non-global addresses (the verifier's observer). */
+  readonly onSkipped?: (event: ExchangerSkippedEvent) => void;
+}
+
 /** Most exchangers considered per domain: bounds the queries a hostile zone can cause. */
 export const MAX_EXCHANGERS = 10;
 
@@ -67,16 +86,17 @@ function worst(a: DomainStatus | null, b: DomainStatus | null): DomainStatus | n
 interface HostAddresses {
   /** Addresses allowed by the address policy. */
   readonly usable: string[];
-  /** At least one address record existed (usable or not). */
-  readonly found: boolean;
+  /** Every address found (usable or not). */
+  readonly found: string[];
   /** The failure of a lookup that did not answer with records or NODATA. */
   readonly failure: DomainStatus | null;
 }
 
-async function hostAddresses(dns: DnsLookup, host: string, allowPrivateAddresses: boolean): Promise<HostAddresses> {
+/** The addresses of an exchanger; one whose addresses are all non-global is reported to `onSkipped`. */
+async function hostAddresses(dns: DnsLookup, domain: string, host: string, options: MailDomainOptions): Promise<HostAddresses> {
   const answers: DnsAnswer<string[]>[] = await Promise.all([dns.addresses(host, 4), dns.addresses(host, 6)]);
   const usable: string[] = [];
-  let found = false;
+  const found: string[] = [];
   let failure: DomainStatus | null = null;
   for (const answer of answers) {
     if (!answer.ok) {
@@ -84,10 +104,11 @@ async function hostAddresses(dns: DnsLookup, host: string, allowPrivateAddresses
       continue;
     }
     for (const address of answer.records) {
-      found = true;
-      if (allowPrivateAddresses || isGlobalAddress(address)) usable.push(address);
+      found.push(address);
+      if (options.allowPrivateAddresses || isGlobalAddress(address)) usable.push(address);
     }
   }
+  if (usable.length === 0 && found.length > 0) options.onSkipped?.({ domain, exchanger: host, addresses: found });
   return { usable, found, failure };
 }
 
@@ -95,7 +116,7 @@ async function hostAddresses(dns: DnsLookup, host: string, allowPrivateAddresses
 export async function resolveMailDomain(
   dns: DnsLookup,
   domain: string,
-  options: { allowPrivateAddresses: boolean },
+  options: MailDomainOptions,
 ): Promise<MailDomain> {
   const mx = await dns.mx(domain);
   if (!mx.ok) {
@@ -106,10 +127,10 @@ export async function resolveMailDomain(
 
   if (records.length === 0) {
     // RFC 5321 §5.1: no MX, so the domain itself is the implicit MX, preference 0.
-    const own = await hostAddresses(dns, domain, options.allowPrivateAddresses);
+    const own = await hostAddresses(dns, domain, domain, options);
     if (own.usable.length > 0) return { status: null, exchangers: [{ host: domain, priority: 0, addresses: own.usable }], hasMx: false };
     // Addresses that exist but may not be used, or none at all: misconfigured, unless a lookup failed transiently.
-    const failure = own.found ? null : own.failure;
+    const failure = own.found.length > 0 ? null : own.failure;
     return { status: failure === 'DnsQueryTimeout' || failure === 'DnsConnectionFailure' ? failure : 'DomainIsMisconfigured', hasMx: false };
   }
 
@@ -127,9 +148,9 @@ export async function resolveMailDomain(
     hosts.map(async ({ host, priority }) => {
       // RFC 5321 §5.1: an exchange is a host name; an IP literal there is a misconfiguration, never followed.
       if (isIP(host) !== 0) return { exchanger: null, failure: null };
-      const addresses = await hostAddresses(dns, host, options.allowPrivateAddresses);
+      const addresses = await hostAddresses(dns, domain, host, options);
       const exchanger: MailExchanger | null = addresses.usable.length > 0 ? { host, priority, addresses: addresses.usable } : null;
-      return { exchanger, failure: addresses.found ? null : addresses.failure };
+      return { exchanger, failure: addresses.found.length > 0 ? null : addresses.failure };
     }),
   );
   const exchangers = resolved.flatMap((r) => (r.exchanger === null ? [] : [r.exchanger]));

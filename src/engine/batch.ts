@@ -537,6 +537,7 @@ export class BatchRun {
 
   private emit(entry: Entry, dedupe: DedupeGroup | null = null): void {
     if (this.stopped) return;
+    this.context.observe.verdict?.({ status: entry.status, classification: entry.classification });
     if (this.options.order === 'input') this.held.set(entry.index, entry);
     else this.ready.push(entry);
     this.completed++;

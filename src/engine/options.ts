@@ -41,5 +41,6 @@ export const VERIFIER_OPTION_NAMES: OptionNames = {
   },
   suggestions: true,
   classifications: true,
+  observer: true,
   syntax: SYNTAX_OPTION_NAMES,
 };

@@ -13,6 +13,7 @@ import type { Lists } from '../lists/lists.js';
 import { classifyAddress } from '../net/ip-ranges.js';
 import { literalIpAddress } from '../net/literal-address.js';
 import type { ProbeOwner, SmtpProber } from '../smtp/prober.js';
+import type { Observe } from './observer.js';
 import type { StatusCode } from '../status/catalogue.js';
 import type { ParsedAddress } from '../syntax/types.js';
 
@@ -26,6 +27,8 @@ export interface StageContext {
   readonly resolving: Map<string, Promise<MailDomain>>;
   readonly prober: SmtpProber | null;
   readonly allowPrivateAddresses: boolean;
+  /** The verifier's observer, guarded. */
+  readonly observe: Observe;
 }
 
 /** The flags, known before any network work (step 6 may still mark a disposable exchanger). */
@@ -93,7 +96,10 @@ export async function networkStages(
   // Step 5: DNS.
   let resolution = context.resolving.get(domain);
   if (resolution === undefined) {
-    resolution = resolveMailDomain(context.dns, domain, { allowPrivateAddresses: context.allowPrivateAddresses });
+    resolution = resolveMailDomain(context.dns, domain, {
+      allowPrivateAddresses: context.allowPrivateAddresses,
+      onSkipped: context.observe.exchangerSkipped,
+    });
     context.resolving.set(domain, resolution);
     const done = () => context.resolving.delete(domain);
     resolution.then(done, done);

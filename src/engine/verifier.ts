@@ -7,8 +7,8 @@
  */
 import { hostname } from 'node:os';
 import { classificationOf, isStatusCode, type StatusCode } from '../status/catalogue.js';
-import { DnsLookup, type DnsCacheOptions, type DnsStats } from '../dns/lookup.js';
-import { createDefaultResolver, type Resolver } from '../dns/resolver.js';
+import { DnsLookup, type DnsCacheOptions, type DnsQueryEvent, type DnsStats } from '../dns/lookup.js';
+import { createDefaultResolver, type DefaultResolver, type Resolver } from '../dns/resolver.js';
 import { limitResolver } from '../dns/limit.js';
 import { createLists, type ListsOptions } from '../lists/lists.js';
 import { createNodemailerTransport } from '../smtp/nodemailer-transport.js';
@@ -22,10 +22,12 @@ import { checkOptionNames } from '../options/names.js';
 import { VERIFIER_OPTION_NAMES } from './options.js';
 import type { Checks } from './stages.js';
 import { QUALITIES, QUALITY_LEVELS, type Quality } from './quality.js';
+import { checkObserver, guardObserver, type Observe, type VerifierObserver } from './observer.js';
 
 export type { BatchInput, BatchProgress, VerifyManyOptions } from './batch.js';
 export type { Checks } from './stages.js';
 export type { Quality } from './quality.js';
+export type { VerifierObserver } from './observer.js';
 
 export interface VerifierOptions {
   /** EHLO name of SMTP probes; default `os.hostname()`. */
@@ -69,6 +71,11 @@ export interface VerifierOptions {
    * allowed.
    */
   classifications?: Partial<Record<StatusCode, string>>;
+  /**
+   * Hears what the engine does: DNS queries, exchangers skipped, SMTP sessions and replies, results
+   * (docs/verification.md#observing-the-engine). Its errors never reach a verification.
+   */
+  observer?: VerifierObserver;
 }
 
 export interface SmtpOptions {
@@ -148,6 +155,7 @@ function checkOptions(options: VerifierOptions): void {
     if (!isStatusCode(status)) throw new TypeError(`createVerifier: option classifications has ${JSON.stringify(status)}, which is not a status code`);
     if (typeof name !== 'string' || name === '') throw optionError(`classifications.${status}`, 'a non-empty string', name);
   }
+  checkObserver(options.observer);
   if (options.checks !== undefined && !CHECKS.includes(options.checks)) throw optionError('checks', `one of ${CHECKS.join(', ')}`, options.checks);
   if (options.quality !== undefined && !QUALITIES.includes(options.quality)) throw optionError('quality', `one of ${QUALITIES.join(', ')}`, options.quality);
   const inFlight = options.dns?.maxQueriesInFlight;
@@ -233,7 +241,7 @@ function smtpTimeouts(options: VerifierOptions, quality: Quality): ProbeTimeouts
   return { connectMs, commandMs, catchAllMs: smtp.catchAllTimeoutMs ?? commandMs };
 }
 
-function createProber(options: VerifierOptions, quality: Quality): SmtpProber {
+function createProber(options: VerifierOptions, quality: Quality, observe: Observe): SmtpProber {
   const smtp = options.smtp ?? {};
   const heloName = checkHeloName(options.heloName ?? hostname());
   const timeouts = smtpTimeouts(options, quality);
@@ -251,6 +259,8 @@ function createProber(options: VerifierOptions, quality: Quality): SmtpProber {
     maxAttemptsPerDomain: smtp.maxAttemptsPerDomain ?? 3,
     tls: { starttls: smtp.tls?.starttls ?? true, rejectUnauthorized: smtp.tls?.rejectUnauthorized ?? false },
     catchAllCacheTtlMs: smtp.catchAllCacheTtlMs ?? 30 * 60_000,
+    onSession: observe.smtpSession,
+    onReply: observe.smtpReply,
   });
 }
 
@@ -259,9 +269,10 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const syntax = syntaxPolicyOf(options.syntax, 'createVerifier', 'syntax.');
   const checks = options.checks ?? 'smtp';
   const quality = options.quality ?? 'Standard';
-  const prober = checks === 'smtp' ? createProber(options, quality) : null;
+  const observe = guardObserver(options.observer);
+  const prober = checks === 'smtp' ? createProber(options, quality, observe) : null;
   const resolver = options.dns?.resolver ?? defaultResolver(options.dns);
-  const dns = new DnsLookup(limitResolver(resolver, options.dns?.maxQueriesInFlight ?? 100), options.dns?.cache);
+  const dns = new DnsLookup(limitResolver(resolver, options.dns?.maxQueriesInFlight ?? 100), options.dns?.cache, dnsQueryHook(observe, resolver));
   const suggester = options.suggestions === false ? null : createSuggester();
   const classifications = options.classifications;
   let closing = false;
@@ -273,6 +284,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     resolving: new Map(),
     prober,
     allowPrivateAddresses: options.allowPrivateAddresses === true,
+    observe,
     passes: options.passes ?? QUALITY_LEVELS[quality].passes,
     qualityLevel: (level) => ({ passes: options.passes ?? QUALITY_LEVELS[level].passes, timeouts: smtpTimeouts(options, level) }),
     passDelayMs: options.passDelayMs ?? 5 * 60_000,
@@ -327,8 +339,16 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   };
 }
 
+/** The observer's DNS hook, told which servers the built-in resolver asks. */
+function dnsQueryHook(observe: Observe, resolver: Resolver): ((event: DnsQueryEvent) => void) | undefined {
+  const { dnsQuery } = observe;
+  if (dnsQuery === undefined) return undefined;
+  const servers = (resolver as Partial<DefaultResolver>).servers;
+  return servers === undefined ? dnsQuery : (event) => dnsQuery({ ...event, servers });
+}
+
 /** The built-in resolver; a server it cannot read is the option's error. */
-function defaultResolver(dns: VerifierOptions['dns']): Resolver {
+function defaultResolver(dns: VerifierOptions['dns']): DefaultResolver {
   try {
     return createDefaultResolver({ servers: dns?.servers, timeoutMs: dns?.timeoutMs });
   } catch (error) {

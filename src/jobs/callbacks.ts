@@ -202,6 +202,8 @@ export interface CallbackWorkerOptions extends Omit<DeliveryOptions, 'signal'> {
    * next try, reason, the URL without credentials or query); default: console.error.
    */
   readonly log?: (message: string, details?: Record<string, unknown>) => void;
+  /** Told of each try that ended (delivered or failed; a try cut short by close() is neither) and each event dropped. */
+  readonly onOutcome?: (outcome: 'delivered' | 'failed' | 'dropped') => void;
 }
 
 /**
@@ -307,6 +309,7 @@ export class CallbackWorker {
     if (started > firstAttemptAt + GIVE_UP_AFTER_MS) {
       // Due long ago (the server was down past the last try): nothing is sent any more.
       await store.removeCallback(delivery.id);
+      this.#options.onOutcome?.('dropped');
       this.#log(`mailverify: callback of job ${delivery.jobId} dropped: no answer within 24 hours (${delivery.attempts} tries)`, {
         jobId: delivery.jobId,
         url: loggableUrl(delivery.url),
@@ -315,16 +318,19 @@ export class CallbackWorker {
     }
     const outcome = await deliverCallback(delivery, { ...this.#options, signal: this.#stopping.signal });
     if (outcome.delivered) {
+      this.#options.onOutcome?.('delivered');
       await store.removeCallback(delivery.id);
       return;
     }
     // A try cut short by close() is not counted: it is made again at the next start.
     if (this.#closed) return;
+    this.#options.onOutcome?.('failed');
     const attempts = delivery.attempts + 1;
     const next = started + retryGapMs(attempts);
     const details = { jobId: delivery.jobId, attempt: attempts, reason: outcome.reason, url: loggableUrl(delivery.url) };
     if (next > firstAttemptAt + GIVE_UP_AFTER_MS) {
       await store.removeCallback(delivery.id);
+      this.#options.onOutcome?.('dropped');
       this.#log(`mailverify: callback of job ${delivery.jobId} dropped after ${attempts} tries in 24 hours; the last: ${outcome.reason}`, details);
     } else {
       await store.callbackAttempted(delivery.id, firstAttemptAt, next);

@@ -31,6 +31,7 @@ import type {
   JobRecord,
   JobStatus,
   JobStore,
+  JobTotals,
   NewJob,
   Page,
   PendingInput,
@@ -550,6 +551,19 @@ export class SqliteJobStore implements JobStore {
   async removeCallback(id: number): Promise<void> {
     const remove = this.#statement('DELETE FROM callback_outbox WHERE id = ?');
     this.#write(() => remove.run([id]));
+  }
+
+  async jobTotals(): Promise<JobTotals[]> {
+    const rows = this.#statement(
+      `SELECT status, COUNT(*) AS jobs, TOTAL(no_of_entries) AS entries, TOTAL(no_of_completed) AS completed
+       FROM jobs WHERE status <> '${CREATING}' GROUP BY status ORDER BY status`,
+    ).all() as Row[];
+    return rows.map((row) => ({
+      status: row['status'] as JobStatus,
+      jobs: row['jobs'] as number,
+      entries: row['entries'] as number,
+      completedEntries: row['completed'] as number,
+    }));
   }
 
   async getSetting(key: string): Promise<string | null> {

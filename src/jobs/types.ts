@@ -120,6 +120,15 @@ export interface CallbackDelivery extends CallbackEvent {
   readonly firstAttemptAt?: number;
 }
 
+/** The jobs of one status, and their entries. */
+export interface JobTotals {
+  readonly status: JobStatus;
+  readonly jobs: number;
+  /** Entries of these jobs: all of them, and those with a result (a deleted or expired job's were its own). */
+  readonly entries: number;
+  readonly completedEntries: number;
+}
+
 /** An input still without a result, for the runner. */
 export interface PendingInput extends JobInput {
   readonly index: number;
@@ -171,6 +180,8 @@ export interface JobStore {
   callbackAttempted(id: number, firstAttemptAt: number, dueAt: number): Promise<void>;
   /** Removes event `id` from the outbox (delivered or given up); an id no longer there is ignored. */
   removeCallback(id: number): Promise<void>;
+  /** The jobs by status with their entries (for metrics, read at each scrape: one pass over the jobs, not the entries). */
+  jobTotals(): Promise<JobTotals[]>;
   /** Small settings kept with the data (the root user's id, the token signing secret). */
   getSetting(key: string): Promise<string | null>;
   setSetting(key: string, value: string): Promise<void>;

@@ -12,6 +12,8 @@ import compress from '@fastify/compress';
 import cors from '@fastify/cors';
 import { createVerifier, type Quality, type VerifierOptions } from '../engine/verifier.js';
 import { createDefaultResolver } from '../dns/resolver.js';
+import { MisconfigurationMonitor } from '../engine/misconfiguration.js';
+import { combineObservers } from '../engine/observer.js';
 import { CallbackWorker, DEFAULT_CALLBACK_TIMEOUT_MS } from '../jobs/callbacks.js';
 import type { Clock } from '../jobs/clock.js';
 import { Jobs } from '../jobs/jobs.js';
@@ -24,6 +26,7 @@ import { DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_MAX_ENTRIES_PER_JOB, DEFA
 import { resolveImportOptions, type ImportOptions } from './import/index.js';
 import { ProblemError, sendProblem } from './problems.js';
 import { legacyRoutes } from './legacy.js';
+import { ServerMetrics } from './metrics.js';
 import { v2Routes, type ServerContext } from './routes.js';
 
 export interface ServerOptions {
@@ -59,6 +62,8 @@ export interface ServerOptions {
    * clock). Request timeouts stay on real time.
    */
   readonly clock?: Clock;
+  /** Prometheus metrics at GET /metrics, behind the root credentials (default false: no such route). */
+  readonly metrics?: boolean;
 }
 
 export interface StandaloneOptions extends ServerOptions {
@@ -95,7 +100,10 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   const store = options.store ?? (await openDataDir(options.dataDir ?? DEFAULT_DATA_DIR));
   const rootId = await setting(store, 'root.id', () => randomUUID());
   const secret = options.tokenSecret ?? (await setting(store, 'secret', () => randomBytes(32).toString('base64url')));
-  const verifier = createVerifier(options.verifier);
+  const metrics = options.metrics === true ? new ServerMetrics(store) : undefined;
+  // Setups that would give wrong results with no other sign (an unreachable DNS server...) are warned of in the log.
+  const warnings = new MisconfigurationMonitor({ warn: ({ cause, message }) => app.log.warn({ cause }, `mailverify: ${message}`) });
+  const verifier = createVerifier({ ...options.verifier, observer: combineObservers(options.verifier?.observer, warnings, metrics?.observer) });
   const defaultRetentionMs = options.defaultRetentionMs ?? DEFAULT_RETENTION_MS;
   const allowPrivateAddresses = options.verifier?.allowPrivateAddresses === true;
   // Callback hosts are resolved as the verifier resolves mail hosts: its resolver, else its DNS servers.
@@ -107,6 +115,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     timeoutMs: options.callbackTimeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS,
     ...(options.clock !== undefined && { clock: options.clock }),
     log: (message, details) => app.log.warn(details ?? {}, message),
+    ...(metrics !== undefined && { onOutcome: metrics.callbackOutcome }),
   });
   const retention = new RetentionPurger({
     store,
@@ -174,6 +183,8 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   });
 
   const base = normalizeBasePath(options.basePath);
+  metrics?.instrument(app);
+  metrics?.route(app, base, context.auth);
   // Probes of load balancers and orchestrators: no credentials, nothing about the server but its state.
   let stopping = false;
   app.addHook('preClose', async () => {

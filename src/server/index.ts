@@ -21,5 +21,6 @@ export type {
   JobListQuery,
   Page,
   PendingInput,
+  JobTotals,
 } from '../jobs/types.js';
 export type { Clock, ClockTimer } from '../jobs/clock.js';

@@ -43,6 +43,36 @@ export interface ProberOptions extends SlotLimits {
   tls: { starttls: boolean; rejectUnauthorized: boolean };
   /** How long a catch-all answer is kept per exchanger and domain. */
   catchAllCacheTtlMs: number;
+  /** Told of every session opened, refused or closed (the verifier's observer). */
+  onSession?: (event: SmtpSessionEvent) => void;
+  /** Told of every reply to MAIL, RCPT and RSET (the verifier's observer). */
+  onReply?: (event: SmtpReplyEvent) => void;
+}
+
+/**
+ * A session with a mail exchanger: opened, not opened (`status` says why), or closed after it was open. Sessions
+ * to one exchanger address are at most `maxConnectionsPerExchanger`; each holds one connection.
+ */
+export interface SmtpSessionEvent {
+  readonly event: 'open' | 'failed' | 'close';
+  /** The exchanger's host name ('' for an address literal)... */
+  readonly exchanger: string;
+  /** ...and the address connected to. */
+  readonly address: string;
+  /** For 'failed': `SmtpConnectionFailure`, `SmtpConnectionTimeout`, or the status of the refusal (a 554 greeting...). */
+  readonly status?: StatusCode;
+  /** 'open' and 'failed': the connection and the opening dialog (greeting, EHLO, STARTTLS); 'close': the session's life. */
+  readonly durationMs: number;
+}
+
+/** A reply to a probe's command. */
+export interface SmtpReplyEvent {
+  readonly exchanger: string;
+  readonly address: string;
+  readonly phase: 'mail' | 'rcpt' | 'rset';
+  readonly code: number;
+  /** From the command's issue to its reply; a pipelined command's reply comes after those of the commands before it. */
+  readonly latencyMs: number;
 }
 
 export interface ProbeRecipient {
@@ -142,6 +172,8 @@ type Transaction =
 
 interface Round {
   readonly session: SmtpSession;
+  /** The exchanger and address the session is open with. */
+  readonly route: Route;
   readonly transactions: Transaction[];
 }
 
@@ -317,25 +349,33 @@ export class SmtpProber {
   /** One session for a queue: a slot, the connection, rounds while there is work, QUIT. */
   private async serve(queue: RouteQueue): Promise<void> {
     const slot = await this.slots.acquire(queue.address, () => queue.priority);
+    const { onSession } = this.options;
+    let route: Route | null = null;
     let session: SmtpSession | null = null;
+    let openedAt = 0;
     let starting = true;
     const started = () => {
       if (starting) queue.starting--;
       starting = false;
     };
     try {
-      const route = firstRoute(queue);
+      route = firstRoute(queue);
       if (route === null) return;
+      const opening = performance.now();
       const opened = await this.open(route, this.timeoutsOf(ownersOf(queue)));
+      openedAt = performance.now();
+      const { host: exchanger } = route.exchanger;
       if ('failed' in opened) {
+        onSession?.({ event: 'failed', exchanger, address: route.address, status: opened.failed, durationMs: openedAt - opening });
         started();
         this.openFailed(queue, opened);
         return;
       }
+      onSession?.({ event: 'open', exchanger, address: route.address, durationMs: openedAt - opening });
       session = opened;
       queue.live++;
       for (;;) {
-        const round = this.takeRound(queue, session, starting);
+        const round = this.takeRound(queue, session, route, starting);
         started();
         if (round === null) break;
         queue.rounds.add(round);
@@ -356,6 +396,7 @@ export class SmtpProber {
         queue.live--;
         // quit() never rejects (transport contract); a closed session returns at once.
         await session.quit();
+        onSession?.({ event: 'close', exchanger: route!.exchanger.host, address: route!.address, durationMs: performance.now() - openedAt });
       }
       if (--queue.sessions === 0) queue.accepted = null;
       // Work that came while the session was ending gets a session of its own before this slot is free.
@@ -432,20 +473,20 @@ export class SmtpProber {
    * alone; otherwise the waiting checks, then the real recipients (higher priority first) in transactions per
    * domain. Null: nothing left.
    */
-  private takeRound(queue: RouteQueue, session: SmtpSession, isNew: boolean): Round | null {
+  private takeRound(queue: RouteQueue, session: SmtpSession, route: Route, isNew: boolean): Round | null {
     const transactions: Transaction[] = [];
     if (isNew) {
       const fresh = queue.checks.findIndex((c) => c.fresh);
       if (fresh >= 0) {
         const [check] = queue.checks.splice(fresh, 1);
         check!.fresh = false;
-        return { session, transactions: [{ kind: 'probe', check: check! }] };
+        return { session, route, transactions: [{ kind: 'probe', check: check! }] };
       }
     }
     for (let p = queue.suspects.shift(); p !== undefined; p = queue.suspects.shift()) {
       if (p.settled) continue;
       if (!p.request.recipient.international || session.extensions.has('SMTPUTF8')) {
-        return { session, transactions: [realTransaction([p])] };
+        return { session, route, transactions: [realTransaction([p])] };
       }
       this.settle(p, 'ServerDoesNotSupportInternationalMailboxes');
     }
@@ -482,7 +523,7 @@ export class SmtpProber {
         for (let i = 0; i < list.length; i += perTransaction) transactions.push(realTransaction(list.slice(i, i + perTransaction)));
       }
     }
-    return transactions.length === 0 ? null : { session, transactions };
+    return transactions.length === 0 ? null : { session, route, transactions };
   }
 
   /**
@@ -492,7 +533,7 @@ export class SmtpProber {
    */
   private async runRound(queue: RouteQueue, round: Round): Promise<void> {
     const { session } = round;
-    const issued = round.transactions.map((tx) => this.issue(session, tx));
+    const issued = round.transactions.map((tx) => this.issue(round, tx));
     const outcome = new RoundOutcome();
     let stop: Next = 'next';
     try {
@@ -633,16 +674,32 @@ export class SmtpProber {
    * (RFC 2920). Every promise has a handler from the start, so a failed session, or a transport that throws, leaves
    * no unhandled rejection; `settled` resolves when all are done.
    */
-  private issue(session: SmtpSession, tx: Transaction): IssuedTransaction {
+  private issue(round: Round, tx: Transaction): IssuedTransaction {
+    const { session } = round;
     const probe = tx.kind === 'probe';
     const addresses = probe ? [tx.check.probeAddress] : tx.recipients.map((p) => p.request.recipient.address);
     const parameters = probe ? [] : tx.parameters;
     const timeouts = this.timeoutsOf(probe ? tx.check.waiters.map((p) => p.request.owner) : tx.recipients.map((p) => p.request.owner));
     const timeoutMs = probe ? timeouts.catchAllMs : timeouts.commandMs;
-    const mail = command(() => session.mail(this.options.mailFrom, parameters));
-    const rcpts = addresses.map((address) => command(() => session.rcpt(address, { timeoutMs })));
-    const rset = command(() => session.rset());
+    const mail = this.command(round, 'mail', () => session.mail(this.options.mailFrom, parameters));
+    const rcpts = addresses.map((address) => this.command(round, 'rcpt', () => session.rcpt(address, { timeoutMs })));
+    const rset = this.command(round, 'rset', () => session.rset());
     return { mail, rcpts, rset, settled: Promise.allSettled([mail, ...rcpts, rset]) };
+  }
+
+  /** A command's reply promise (see `command`), its reply told to `onReply` when there is one. */
+  private command(round: Round, phase: SmtpReplyEvent['phase'], send: () => Promise<SmtpReply>): Promise<SmtpReply> {
+    const { onReply } = this.options;
+    const issuedAt = onReply === undefined ? 0 : performance.now();
+    const reply = command(send);
+    if (onReply !== undefined) {
+      const { exchanger, address } = round.route;
+      reply.then(
+        ({ code }) => onReply({ exchanger: exchanger.host, address, phase, code, latencyMs: performance.now() - issuedAt }),
+        () => {},
+      );
+    }
+    return reply;
   }
 
   /**

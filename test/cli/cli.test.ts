@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type LabDnsServer } from '../lab/dns-server.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
+import { unreachableDnsServer } from '../lab/closed-port.js';
 import { parse } from 'csv-parse/sync';
 import { ENTRY_FIELDS } from '../../src/engine/entry.js';
 
@@ -364,6 +365,17 @@ describe('mailverify check --checks dns', () => {
     expect(result.stderr).toBe('mailverify: line 2 of the input opens a quoted CSV field that is not closed by the end of the input\n');
   });
 
+  it('hints at the DNS server when it cannot be reached', async () => {
+    const dead = await unreachableDnsServer();
+    const result = await mailverifyAsync(['check', '-', '--checks', 'dns', '--dns-server', dead], 'a@mailhost.com\nb@example.com\n');
+    expect(jsonLines(result.stdout).map((e) => e.status)).toEqual(['DnsConnectionFailure', 'DnsConnectionFailure']);
+    expect(result.stderr).toMatch(
+      new RegExp(`\\nhint: 2 of 2 addresses got DnsConnectionFailure or DnsQueryTimeout: the DNS server\\(s\\) ${dead.replace(/\./g, '\\.')} did not answer\\. .*--dns-server\\.\\n$`),
+    );
+    const working = await mailverifyAsync(['check', '-', '--checks', 'dns', '--dns-server', lab.address], 'a@mailhost.com\nb@nowhere.com\n');
+    expect(working.stderr).not.toMatch(/hint/);
+  });
+
   it('caps each query at --dns-timeout', async () => {
     const args = ['check', '-', '--checks', 'dns', '--dns-server', lab.address];
     const capped = await mailverifyAsync([...args, '--dns-timeout', '300'], 'a@slowdns.com\n');
@@ -405,5 +417,7 @@ describe('mailverify check --checks smtp', () => {
     const refused = await mailverifyAsync([...args, ...named], input);
     expect(jsonLines(refused.stdout).map((e) => e.status)).toEqual(Array(3).fill('DomainIsMisconfigured'));
     expect(mailLab.stats().connections).toBe(0);
+    expect(refused.stderr).toMatch(/\nhint: 2 mail exchangers skipped: they resolve only to non-global addresses \(e\.g\. \S+-lab\.com: \w+\.mx\.lab\.test → 127\.0\.0\.\d+\); .*\(3 here\)\. --allow-private-addresses allows them\.\n$/);
+    expect(allowed.stderr).not.toMatch(/hint/);
   });
 });

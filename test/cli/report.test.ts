@@ -4,7 +4,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../../src/engine/entry.js';
-import { ProgressLine, Tally, type RunState } from '../../src/cli/report.js';
+import { ProgressLine, RunObserver, Tally, type RunState } from '../../src/cli/report.js';
 
 function fakeTerminal(columns: number) {
   const stream = Object.assign(new PassThrough(), { isTTY: true, columns });
@@ -84,5 +84,37 @@ describe('Tally', () => {
     const one = new Tally();
     one.add(entry('Deliverable', 'Success'));
     expect(one.summary(1)).toBe('1 address in 1.0 s: 1 Deliverable\nstatuses: 1 Success\n');
+  });
+
+  it('adds a hint when DNS failures are half the results or more, naming the servers asked', () => {
+    const seen = new RunObserver();
+    seen.dnsQuery({ type: 'MX', name: 'a.com', outcome: 'unreachable', code: 'ECONNREFUSED', durationMs: 1, servers: ['192.0.2.53:53'] });
+    const tally = new Tally();
+    for (const status of ['DnsConnectionFailure', 'DnsConnectionFailure', 'DnsQueryTimeout', 'AtSignNotFound', 'Success', 'Success']) {
+      tally.add(entry('Unknown', status));
+    }
+    expect(tally.summary(1, seen).split('\n').slice(2)).toEqual([
+      'hint: 3 of 6 addresses got DnsConnectionFailure or DnsQueryTimeout: the DNS server(s) 192.0.2.53:53 did not ' +
+        'answer. Check that this host can reach it, or name another DNS server with --dns-server.',
+      '',
+    ]);
+    // Fewer than half: the addresses, not the setup, are the likelier cause.
+    tally.add(entry('Deliverable', 'Success'));
+    expect(tally.summary(1, seen)).not.toMatch(/hint/);
+  });
+
+  it('adds a hint for exchangers skipped for their non-global addresses behind DomainIsMisconfigured', () => {
+    const seen = new RunObserver();
+    const tally = new Tally();
+    tally.add(entry('Undeliverable', 'DomainIsMisconfigured'));
+    tally.add(entry('Deliverable', 'Success'));
+    expect(tally.summary(1, seen)).not.toMatch(/hint/);
+    seen.exchangerSkipped({ domain: 'a.com', exchanger: 'mx.a.com', addresses: ['10.0.0.5'] });
+    seen.exchangerSkipped({ domain: 'a.com', exchanger: 'mx.a.com', addresses: ['10.0.0.5'] });
+    expect(tally.summary(1, seen)).toMatch(
+      /\nhint: 1 mail exchanger skipped: it resolves only to non-global addresses \(a\.com: mx\.a\.com → 10\.0\.0\.5\); a domain with no other exchanger gets DomainIsMisconfigured \(1 here\)\. --allow-private-addresses allows them\.\n$/,
+    );
+    seen.exchangerSkipped({ domain: 'b.com', exchanger: 'b.com', addresses: ['192.168.0.1'] });
+    expect(tally.summary(1, seen)).toMatch(/hint: 2 mail exchangers skipped: they resolve only to non-global addresses \(e\.g\. a\.com: mx\.a\.com → 10\.0\.0\.5\)/);
   });
 });

@@ -46,13 +46,14 @@ interface Running {
 }
 
 /** Starts `mailverify serve` on the data folder; resolves once it prints the origin it listens on. */
-async function start(dataDir: string): Promise<Running> {
+async function start(dataDir: string, flags: string[] = []): Promise<Running> {
   const child = spawn(
     process.execPath,
     [
       CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'silent',
       '--dns-server', lab.dnsAddress, '--smtp-port', String(lab.port), '--allow-private-addresses',
       '--helo-name', 'probe.mailverify-lab.com', '--mail-from', 'bounce@mailverify-lab.com', '--max-connections', '1',
+      ...flags,
     ],
     { env: { ...process.env, MAILVERIFY_ROOT_PASSWORD: PASSWORD }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -152,6 +153,24 @@ describe('mailverify serve', () => {
     } finally {
       second.child.kill('SIGTERM');
       await second.exited;
+    }
+  });
+});
+
+describe('mailverify serve --metrics', () => {
+  it('serves /metrics for the root credentials; without the flag there is none', async () => {
+    const withMetrics = await start(join(dir, 'metrics'), ['--metrics']);
+    const without = await start(join(dir, 'no-metrics'));
+    try {
+      const scraped = await fetch(`${withMetrics.origin}/metrics`, { headers });
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toMatch(/^mailverify_jobs\{status="InProgress"\} 0$/m);
+      expect((await fetch(`${withMetrics.origin}/metrics`)).status).toBe(401);
+      expect((await fetch(`${without.origin}/metrics`, { headers })).status).toBe(404);
+    } finally {
+      withMetrics.child.kill('SIGTERM');
+      without.child.kill('SIGTERM');
+      await Promise.all([withMetrics.exited, without.exited]);
     }
   });
 });
