@@ -40,6 +40,13 @@ describe('serve options: one definition', () => {
     expect(readme).toContain(optionsTable());
   });
 
+  it('the README\'s example config file holds only keys of the table', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const example = /### Configuration[\s\S]*?```json\n([\s\S]*?)```/.exec(readme)![1]!;
+    const keys = SERVE_OPTIONS.map((option) => option.key);
+    expect(Object.keys(JSON.parse(example)).filter((key) => !keys.includes(key))).toEqual([]);
+  });
+
   it('flags, variables and keys are unique, and each variable is MAILVERIFY_ and the key in capitals', () => {
     for (const field of ['flag', 'env', 'key'] as const) {
       const names = SERVE_OPTIONS.flatMap((option) => (option[field] === undefined ? [] : [option[field]]));
