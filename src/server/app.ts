@@ -23,6 +23,7 @@ import { Cursors } from './cursor.js';
 import { resolveImportOptions, type ImportOptions } from './import/index.js';
 import { ProblemError, sendProblem } from './problems.js';
 import { legacyRoutes } from './legacy.js';
+import { registerOpenapi } from './schemas/index.js';
 import { v2Routes, type ServerContext } from './routes.js';
 
 export interface ServerOptions {
@@ -169,6 +170,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   app.setNotFoundHandler((request, reply) => sendProblem(reply, new ProblemError(404, `No resource at ${request.url.split('?')[0]}.`)));
 
   const base = normalizeBasePath(options.basePath);
+  await registerOpenapi(app, base);
   for (const version of VERSIONS) {
     await app.register(v2Routes, { prefix: `${base}/${version}`, context });
   }
