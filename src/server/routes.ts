@@ -14,7 +14,7 @@ import type { Cursors, CursorState } from './cursor.js';
 import { entriesFormat, sendExport } from './export/index.js';
 import { isMultipart, readFileImport, type ResolvedImportOptions } from './import/index.js';
 import { ProblemError, invalidField } from './problems.js';
-import { DEFAULT_PAGE_LIMIT as DEFAULT_LIMIT, JOB_STATUSES, MAX_PAGE_LIMIT as MAX_LIMIT, overviewOf } from './shapes.js';
+import { DEFAULT_PAGE_LIMIT, JOB_STATUSES, MAX_PAGE_LIMIT, overviewOf } from './shapes.js';
 import { V2_OPERATIONS } from './schemas/index.js';
 import { readSubmission, readWaitTime, type Submission } from './submission.js';
 
@@ -36,7 +36,6 @@ declare module 'fastify' {
     user?: User;
   }
 }
-
 
 /** Every path of this interface, with its methods: another method on one of them is 405 with `Allow`. */
 const PATHS: Record<string, readonly string[]> = {
@@ -137,7 +136,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     if (index < 0 || index >= job.noOfEntries) {
       throw new ProblemError(404, `The job has no entry ${indexText}.`);
     }
-    const limit = readLimit(query['limit']) ?? DEFAULT_LIMIT;
+    const limit = readLimit(query['limit']) ?? DEFAULT_PAGE_LIMIT;
     // Pages are aligned on multiples of the limit from index 0.
     const start = Math.floor(index / limit) * limit;
     const page = new URLSearchParams({ limit: String(limit) });
@@ -253,7 +252,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     if (next !== undefined && previous !== undefined) throw invalidField('cursor', 'give cursor or cursor:prev, not both');
     const parameter = next !== undefined ? 'cursor' : 'cursor:prev';
     const cursor = next ?? previous;
-    if (cursor === undefined) return { limit: limit ?? DEFAULT_LIMIT, filter: givenFilter ?? '' };
+    if (cursor === undefined) return { limit: limit ?? DEFAULT_PAGE_LIMIT, filter: givenFilter ?? '' };
     const state: CursorState = context.cursors.decode(cursor, listing, parameter);
     if (givenFilter !== null && givenFilter !== state.filter) {
       throw invalidField(parameter, 'the cursor belongs to a listing with another filter');
@@ -305,8 +304,8 @@ export function clientIpOf(request: FastifyRequest): string {
 
 function readLimit(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d{1,4}$/.test(value) || Number(value) < 1 || Number(value) > MAX_LIMIT) {
-    throw invalidField('limit', `must be an integer from 1 to ${MAX_LIMIT}`);
+  if (!/^\d{1,4}$/.test(value) || Number(value) < 1 || Number(value) > MAX_PAGE_LIMIT) {
+    throw invalidField('limit', `must be an integer from 1 to ${MAX_PAGE_LIMIT}`);
   }
   return Number(value);
 }

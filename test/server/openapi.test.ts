@@ -219,15 +219,18 @@ function check(exchange: Exchange): string[] {
   if (exchange.status < 400 && exchange.lenient !== true) {
     const parameters: Json[] = operation.parameters ?? [];
     const query = new URL(exchange.url, 'http://x').searchParams;
-    for (const [name, text] of query) {
-      const index = parameters.findIndex((p) => p.in === 'query' && p.name === name);
-      if (index < 0) problems.push(`${where}: query parameter ${name} not documented`);
-      else problems.push(...errorsOf(schemaAt(['paths', path, method, 'parameters', String(index), 'schema']), parameterValue(parameters[index].schema, text)).map((e) => `${where}: ${name} ${e}`));
-    }
-    for (const [name, text] of Object.entries(params)) {
-      const index = parameters.findIndex((p) => p.in === 'path' && p.name === name);
-      if (index < 0) problems.push(`${where}: path parameter ${name} not documented`);
-      else problems.push(...errorsOf(schemaAt(['paths', path, method, 'parameters', String(index), 'schema']), parameterValue(parameters[index].schema, text)).map((e) => `${where}: ${name} ${e}`));
+    const given: Array<[string, string, string]> = [
+      ...[...query].map(([name, text]): [string, string, string] => ['query', name, text]),
+      ...Object.entries(params).map(([name, text]): [string, string, string] => ['path', name, text]),
+    ];
+    for (const [place, name, text] of given) {
+      const index = parameters.findIndex((p) => p.in === place && p.name === name);
+      if (index < 0) {
+        problems.push(`${where}: ${place} parameter ${name} not documented`);
+        continue;
+      }
+      const validate = schemaAt(['paths', path, method, 'parameters', String(index), 'schema']);
+      problems.push(...errorsOf(validate, parameterValue(parameters[index].schema, text)).map((e) => `${where}: ${name} ${e}`));
     }
     if (exchange.requestJson !== undefined) {
       const pointer = ['paths', path, method, 'requestBody', 'content', 'application/json', 'schema'];
@@ -324,10 +327,18 @@ describe('a session through a real server: every answer as the document says', (
     expect(slow.status).toBe(202);
     running = jsonOf(slow).overview.id;
 
-    const invalid: unknown[] = [{}, { entries: [] }, { entries: [{ inputData: 'a@b.c', custom: 'x'.repeat(51) }] }, { entries: [{ inputData: 'a@b.c' }], quality: 'Best' }];
+    const invalid: unknown[] = [
+      {},
+      { entries: [] },
+      { entries: [{ inputData: 'a@b.c', custom: 'x'.repeat(51) }] },
+      { entries: [{ inputData: 'a@b.c' }], quality: 'Best' },
+    ];
     for (const json of invalid) expect((await call('POST', '/v2.7/email-validations', { json })).status).toBe(400);
     // Enumerations are read in any case (the document names the canonical spelling) and unknown fields ignored.
-    const lenient = await call('POST', '/v2.7/email-validations?waitTime=20000', { json: { entries: [{ inputData: 'carol@quick-oas.com' }], quality: 'extreme', captcha: {} }, lenient: true });
+    const lenient = await call('POST', '/v2.7/email-validations?waitTime=20000', {
+      json: { entries: [{ inputData: 'carol@quick-oas.com' }], quality: 'extreme', captcha: {} },
+      lenient: true,
+    });
     expect(lenient.status).toBe(200);
     expect(jsonOf(lenient).overview.quality).toBe('Extreme');
     expect((await call('POST', '/v2.7/email-validations', { raw: '{"entries": [', type: 'application/json' })).status).toBe(400);
@@ -356,11 +367,13 @@ describe('a session through a real server: every answer as the document says', (
       return data;
     };
     const csv = new Blob(['address,note\nalice@quick-oas.com,one\ncarol@quick-oas.com,two\n'], { type: 'text/csv' });
-    expect((await call('POST', '/v2.7/email-validations?waitTime=20000', { raw: form(csv, { startingRow: 1, name: 'csv', quality: 'Standard' }) })).status).toBe(200);
+    const settings = { startingRow: 1, name: 'csv', quality: 'Standard' };
+    expect((await call('POST', '/v2.7/email-validations?waitTime=20000', { raw: form(csv, settings) })).status).toBe(200);
     const text = new Blob(['bob@quick-oas.com\r\nnot an address\r\n'], { type: 'text/plain; charset=utf-8' });
     expect((await call('POST', '/v2.6/email-validations?waitTime=20000', { raw: form(text) })).status).toBe(200);
     expect((await call('POST', '/v2.7/email-validations', { raw: form(new Blob(['%PDF-1.7'], { type: 'application/pdf' })) })).status).toBe(415);
-    expect((await call('POST', '/v2.7/email-validations', { raw: form(new Blob(['a@b.c\n'.repeat(4000)], { type: 'text/plain' })) })).status).toBe(413);
+    const large = new Blob(['a@b.c\n'.repeat(4000)], { type: 'text/plain' });
+    expect((await call('POST', '/v2.7/email-validations', { raw: form(large) })).status).toBe(413);
     const settingsOnly = new FormData();
     settingsOnly.append('settings', '{}');
     expect((await call('POST', '/v2.7/email-validations', { raw: settingsOnly })).status).toBe(400);
@@ -473,7 +486,8 @@ describe('embedded in a host Fastify app', () => {
     const host = Fastify();
     await host.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 'host', version: '1.0.0' } } });
     host.get('/host-route', async () => ({ ok: true }));
-    await host.register(mailverify, { prefix: '/host', dataDir: join(dir, 'host'), rootUsername: USER, rootPassword: PASSWORD, verifier: { checks: 'syntax' } });
+    const options = { dataDir: join(dir, 'host'), rootUsername: USER, rootPassword: PASSWORD, verifier: { checks: 'syntax' as const } };
+    await host.register(mailverify, { prefix: '/host', ...options });
     try {
       await host.ready();
       const answer = await host.inject({ method: 'GET', url: '/host/openapi.json' });

@@ -148,7 +148,9 @@ const AccessToken: JsonSchema = {
   type: 'object',
   required: ['accessToken'],
   additionalProperties: false,
-  properties: { accessToken: { type: 'string', description: 'A JWT (HS256, claims `sub` and `exp`): send it as `Authorization: Bearer <token>`.' } },
+  properties: {
+    accessToken: { type: 'string', description: 'A JWT (HS256, claims `sub` and `exp`): send it as `Authorization: Bearer <token>`.' },
+  },
 };
 
 const Credentials: JsonSchema = {
@@ -192,7 +194,11 @@ const Callback: JsonSchema = {
   description: 'Where to POST the completion event (`email-validation.completed`).',
   required: ['url'],
   properties: {
-    url: { type: 'string', format: 'uri', description: 'An absolute http or https URL; not a local or private address unless the server allows them.' },
+    url: {
+      type: 'string',
+      format: 'uri',
+      description: 'An absolute http or https URL; not a local or private address unless the server allows them.',
+    },
     version: { enum: ['1.0', '1.1'], default: '1.1', description: '1.1 adds the job\'s name to the event.' },
     skipServerCertificateValidation: { type: 'boolean', default: false },
   },

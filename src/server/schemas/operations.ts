@@ -73,7 +73,12 @@ const waitTime: JsonSchema = {
   default: 0,
   description: 'Milliseconds to wait for the job to complete before answering.',
 };
-const limit: JsonSchema = { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, description: `Items of a page (default ${DEFAULT_PAGE_LIMIT}; with a cursor, the cursor's).` };
+const limit: JsonSchema = {
+  type: 'integer',
+  minimum: 1,
+  maximum: MAX_PAGE_LIMIT,
+  description: `Items of a page (default ${DEFAULT_PAGE_LIMIT}; with a cursor, the cursor's).`,
+};
 const paging: Record<string, JsonSchema> = {
   limit,
   cursor: { type: 'string', description: '`meta.cursor` of a page: the page after it.' },
@@ -89,8 +94,10 @@ const jobId: JsonSchema = { type: 'object', required: ['id'], properties: { id: 
 
 /** A shared schema narrowed: `allOf` keeps the reference, the extra keywords say what this answer adds. */
 const narrowed = (name: string, extra: JsonSchema): JsonSchema => ({ allOf: [ref(name), extra] });
-const completedSnapshot = narrowed('JobSnapshot', { required: ['entries'], properties: { overview: { properties: { status: { const: 'Completed' } } } } });
-const runningSnapshot = narrowed('JobSnapshot', { not: { required: ['entries'] }, properties: { overview: { properties: { status: { const: 'InProgress' } } } } });
+const withStatus = (status: string): JsonSchema => ({ properties: { status: { const: status } } });
+const completedSnapshot = narrowed('JobSnapshot', { required: ['entries'], properties: { overview: withStatus('Completed') } });
+const runningSnapshot = narrowed('JobSnapshot', { not: { required: ['entries'] }, properties: { overview: withStatus('InProgress') } });
+const legacyRunning = narrowed('LegacySnapshot', { not: { required: ['entries'] } });
 const RUNNING = json('The job is still running: its overview, without entries.', runningSnapshot);
 
 /** The operations of the 2.x interface (under /v2.7 and /v2.6), by method and path as routes.ts registers them. */
@@ -160,8 +167,8 @@ export const V2_OPERATIONS = {
     params: jobId,
     querystring: query({ waitTime }),
     response: {
-      200: json('The job is complete.', narrowed('Overview', { properties: { status: { const: 'Completed' } } })),
-      202: json('The job is still running.', narrowed('Overview', { properties: { status: { const: 'InProgress' } } })),
+      200: json('The job is complete.', narrowed('Overview', withStatus('Completed'))),
+      202: json('The job is still running.', narrowed('Overview', withStatus('InProgress'))),
       ...ONE_JOB,
       ...GUARDED,
     },
@@ -220,7 +227,7 @@ export const LEGACY_OPERATIONS = {
     summary: 'Submit a job (1.4)',
     body: ref('LegacySubmission'),
     response: {
-      202: json('The job, even when it is already complete: poll `Location`.', narrowed('LegacySnapshot', { not: { required: ['entries'] } }), LOCATION),
+      202: json('The job, even when it is already complete: poll `Location`.', legacyRunning, LOCATION),
       400: problem('A field is missing or not valid (`detail` names its JSON path), or the JSON is malformed.'),
       ...WITH_BODY,
       ...GUARDED,
@@ -232,7 +239,7 @@ export const LEGACY_OPERATIONS = {
     params: jobId,
     response: {
       200: json('The job is complete: every entry.', narrowed('LegacySnapshot', { required: ['entries', 'completedOn'] })),
-      202: json('The job is still running.', narrowed('LegacySnapshot', { not: { required: ['entries'] } })),
+      202: json('The job is still running.', legacyRunning),
       404: ONE_JOB[404],
       410: ONE_JOB[410],
       ...GUARDED,
