@@ -213,6 +213,8 @@ function check(exchange: Exchange): string[] {
   for (const header of ['location', 'www-authenticate', 'content-disposition']) {
     const documented = Object.keys(response.headers ?? {}).some((name) => name.toLowerCase() === header);
     if (exchange.headers.has(header) && !documented) problems.push(`${where}: header ${header} not documented`);
+    // Where the document promises a Location (the job to poll, the page of an entry), the answer has one.
+    if (header === 'location' && documented && !exchange.headers.has(header)) problems.push(`${where}: no Location`);
   }
 
   // The request, when the server took it (2xx, 3xx): its query and path parameters and its JSON body are valid.
@@ -464,7 +466,7 @@ describe('a session through a real server: every answer as the document says', (
     for (const status of [200, 202, 303, 400, 401, 404, 406, 410, 413, 415]) expect(statuses.has(status), String(status)).toBe(true);
   });
 
-  it('the checks are not vacuous: a field the document does not name, a missing one, a wrong type, an undocumented status fail', () => {
+  it('the checks are not vacuous: an unnamed field, a missing one, a wrong value, an undocumented status or type, no Location fail', () => {
     const snapshot = exchanges.find((e) => e.url.includes('/email-validations?waitTime=20000') && e.status === 200 && e.requestJson !== undefined)!;
     const altered = (change: (body: Json) => void, status = snapshot.status): Exchange => {
       const body = jsonOf(snapshot);
@@ -478,6 +480,9 @@ describe('a session through a real server: every answer as the document says', (
     expect(check(altered((b) => (b.overview.status = 'InProgress'))).join()).toMatch(/progress|enum/);
     expect(check(altered(() => undefined, 409)).join()).toMatch(/not documented/);
     expect(check({ ...snapshot, headers: new Headers({ 'content-type': 'text/html' }) }).join()).toMatch(/content type/);
+    const polled = exchanges.find((e) => e.method === 'POST' && e.status === 202 && e.url.includes('/v2.'))!;
+    expect(check(polled)).toEqual([]);
+    expect(check({ ...polled, headers: new Headers({ 'content-type': 'application/json' }) }).join()).toMatch(/no Location/);
   });
 });
 
