@@ -489,6 +489,8 @@ describe('a session through a real server: every answer as the document says', (
 describe('embedded in a host Fastify app', () => {
   it('serves its own document under the host\'s prefix, beside a host that has @fastify/swagger of its own', async () => {
     const host = Fastify();
+    // A shared schema of the host's with the name of one of the server's.
+    host.addSchema({ $id: 'Problem', type: 'object', properties: { message: { type: 'string' } } });
     await host.register(swagger, { openapi: { openapi: '3.1.0', info: { title: 'host', version: '1.0.0' } } });
     host.get('/host-route', async () => ({ ok: true }));
     const options = { dataDir: join(dir, 'host'), rootUsername: USER, rootPassword: PASSWORD, verifier: { checks: 'syntax' as const } };

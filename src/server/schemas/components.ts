@@ -1,8 +1,8 @@
 /**
  * The shared JSON Schemas (2020-12) of the interface's resources, named by `$id`: the OpenAPI document lists them
  * under `components.schemas` and the operations refer to them (`ref('Entry')`). Field names, order and optionality
- * follow the service's resource tables (docs: the service API); value sets come from the code's own tables, so the
- * document cannot drift from what the server writes. Response shapes are closed (`additionalProperties: false`):
+ * follow the service's resource tables; value sets (statuses, qualities, limits) come from the code's own tables, so
+ * the document cannot drift from what the server writes. Response shapes are closed (`additionalProperties: false`):
  * a field the server writes and the document does not name fails the document's test. Problem documents stay open,
  * as RFC 9457 allows extension members.
  */
@@ -15,8 +15,18 @@ import { MAX_CUSTOM_LENGTH, MAX_INPUT_LENGTH, MAX_NAME_LENGTH } from '../submiss
 
 export type JsonSchema = Record<string, unknown>;
 
+/**
+ * The `$id` of a shared schema: prefixed, so that a host application's own shared schemas (a `Problem` of its own)
+ * cannot clash with the server's; the document names it without the prefix.
+ */
+const ID_PREFIX = 'mailverify.';
+const schemaId = (name: string): string => `${ID_PREFIX}${name}`;
+
+/** The name a shared schema has in the document (`#/components/schemas/<name>`), from its `$id`. */
+export const componentName = (id: string): string => (id.startsWith(ID_PREFIX) ? id.slice(ID_PREFIX.length) : id);
+
 /** A reference to a shared schema, resolved into `#/components/schemas/<name>` in the document. */
-export const ref = (name: string): JsonSchema => ({ $ref: `${name}#` });
+export const ref = (name: string): JsonSchema => ({ $ref: `${schemaId(name)}#` });
 
 const CLASSIFICATIONS: readonly Classification[] = ['Deliverable', 'Risky', 'Undeliverable', 'Unknown'];
 
@@ -39,7 +49,7 @@ const flag = (description: string): JsonSchema => ({ type: 'boolean', descriptio
 const priority: JsonSchema = { type: 'integer', minimum: 0, maximum: 255, description: '0 (lowest) to 255 (highest); 127 is normal.' };
 
 const Problem: JsonSchema = {
-  $id: 'Problem',
+  $id: schemaId('Problem'),
   type: 'object',
   description: 'A problem document (RFC 9457), `application/problem+json`. Clients ignore members they do not know.',
   required: ['type', 'title', 'status', 'detail'],
@@ -52,7 +62,7 @@ const Problem: JsonSchema = {
 };
 
 const Overview: JsonSchema = {
-  $id: 'Overview',
+  $id: schemaId('Overview'),
   type: 'object',
   description: 'A job\'s overview. `progress` is present exactly while the job is InProgress.',
   required: ['id', 'status', 'owner', 'clientIP', 'quality', 'deduplication', 'noOfEntries', 'createdOn', 'submittedOn', 'retention'],
@@ -87,7 +97,7 @@ const Overview: JsonSchema = {
 };
 
 const Entry: JsonSchema = {
-  $id: 'Entry',
+  $id: schemaId('Entry'),
   type: 'object',
   description: 'The result of one entry of a job.',
   required: ['index', 'inputData', 'classification', 'status', 'completedOn'],
@@ -115,7 +125,7 @@ const Entry: JsonSchema = {
 };
 
 const Meta: JsonSchema = {
-  $id: 'Meta',
+  $id: schemaId('Meta'),
   type: 'object',
   description: 'Paging: `cursor` is present while another page exists in either direction.',
   additionalProperties: false,
@@ -126,7 +136,7 @@ const Meta: JsonSchema = {
 };
 
 const page = (id: string, item: string, description: string): JsonSchema => ({
-  $id: id,
+  $id: schemaId(id),
   type: 'object',
   description,
   required: ['data'],
@@ -135,7 +145,7 @@ const page = (id: string, item: string, description: string): JsonSchema => ({
 });
 
 const JobSnapshot: JsonSchema = {
-  $id: 'JobSnapshot',
+  $id: schemaId('JobSnapshot'),
   type: 'object',
   description: 'A job: its overview, and the first page of its entries once it is complete.',
   required: ['overview'],
@@ -144,7 +154,7 @@ const JobSnapshot: JsonSchema = {
 };
 
 const AccessToken: JsonSchema = {
-  $id: 'AccessToken',
+  $id: schemaId('AccessToken'),
   type: 'object',
   required: ['accessToken'],
   additionalProperties: false,
@@ -154,7 +164,7 @@ const AccessToken: JsonSchema = {
 };
 
 const Credentials: JsonSchema = {
-  $id: 'Credentials',
+  $id: schemaId('Credentials'),
   type: 'object',
   required: ['username', 'password'],
   properties: { username: { type: 'string' }, password: { type: 'string' } },
@@ -171,7 +181,7 @@ const jobSettings: Record<string, JsonSchema> = {
 };
 
 const SubmissionEntry: JsonSchema = {
-  $id: 'SubmissionEntry',
+  $id: schemaId('SubmissionEntry'),
   type: 'object',
   required: ['inputData'],
   properties: {
@@ -181,7 +191,7 @@ const SubmissionEntry: JsonSchema = {
 };
 
 const Submission: JsonSchema = {
-  $id: 'Submission',
+  $id: schemaId('Submission'),
   type: 'object',
   description: 'A job. Unknown fields are ignored; the server\'s `maxEntriesPerJob` caps `entries`.',
   required: ['entries'],
@@ -189,7 +199,7 @@ const Submission: JsonSchema = {
 };
 
 const Callback: JsonSchema = {
-  $id: 'Callback',
+  $id: schemaId('Callback'),
   type: 'object',
   description: 'Where to POST the completion event (`email-validation.completed`).',
   required: ['url'],
@@ -205,7 +215,7 @@ const Callback: JsonSchema = {
 };
 
 const FileImportSettings: JsonSchema = {
-  $id: 'FileImportSettings',
+  $id: schemaId('FileImportSettings'),
   type: 'object',
   description: 'The `settings` part of a file import: the job\'s settings and where the addresses are in the file.',
   properties: {
@@ -220,7 +230,7 @@ const FileImportSettings: JsonSchema = {
 };
 
 const FileImport: JsonSchema = {
-  $id: 'FileImport',
+  $id: schemaId('FileImport'),
   type: 'object',
   description: 'A job from a file (multipart/form-data).',
   required: ['inputFile'],
@@ -237,7 +247,7 @@ const FileImport: JsonSchema = {
 };
 
 const LegacySubmission: JsonSchema = {
-  $id: 'LegacySubmission',
+  $id: schemaId('LegacySubmission'),
   type: 'object',
   description: 'A 1.4 job. The 2.x-only fields are ignored.',
   required: ['entries'],
@@ -250,7 +260,7 @@ const LegacySubmission: JsonSchema = {
 };
 
 const LegacyEntry: JsonSchema = {
-  $id: 'LegacyEntry',
+  $id: schemaId('LegacyEntry'),
   type: 'object',
   description: 'The result of one entry in the 1.4 shape, with the boolean shorthands of its status.',
   required: [
@@ -286,7 +296,7 @@ const LegacyEntry: JsonSchema = {
 };
 
 const LegacySnapshot: JsonSchema = {
-  $id: 'LegacySnapshot',
+  $id: schemaId('LegacySnapshot'),
   type: 'object',
   description: 'A 1.4 job: `entries` once it is complete.',
   required: ['uniqueID', 'engineVersion', 'submittedOn', 'progress'],

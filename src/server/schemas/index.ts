@@ -8,7 +8,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../../version.js';
-import { SHARED_SCHEMAS, type JsonSchema } from './components.js';
+import { SHARED_SCHEMAS, componentName, type JsonSchema } from './components.js';
 import { json, serverOperation } from './operations.js';
 
 export { LEGACY_OPERATIONS, V2_OPERATIONS, content, empty, json, problem, serverOperation } from './operations.js';
@@ -47,7 +47,7 @@ export async function registerOpenapi(app: FastifyInstance, basePath: string): P
       security: [{ basicAuth: [] }, { bearerAuth: [] }],
     },
     // Shared schemas keep their names: #/components/schemas/Entry.
-    refResolver: { buildLocalReference: (schema, _base, _fragment, i) => (typeof schema.$id === 'string' ? schema.$id : `def-${i}`) },
+    refResolver: { buildLocalReference: (schema, _base, _fragment, i) => (typeof schema.$id === 'string' ? componentName(schema.$id) : `def-${i}`) },
     transform: ({ schema, url }) => {
       const version = VERSION_SEGMENT.exec(url);
       const operationId = (schema as JsonSchema | undefined)?.['operationId'];
