@@ -26,6 +26,7 @@ import { resolveImportOptions, type ImportOptions } from './import/index.js';
 import { ProblemError, sendProblem } from './problems.js';
 import { legacyRoutes } from './legacy.js';
 import { ServerMetrics } from './metrics.js';
+import { registerOpenapi } from './schemas/index.js';
 import { v2Routes, type ServerContext } from './routes.js';
 
 export interface ServerOptions {
@@ -178,6 +179,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   app.setNotFoundHandler((request, reply) => sendProblem(reply, new ProblemError(404, `No resource at ${request.url.split('?')[0]}.`)));
 
   const base = normalizeBasePath(options.basePath);
+  await registerOpenapi(app, base);
   metrics?.instrument(app);
   metrics?.route(app, base, context.auth);
   for (const version of VERSIONS) {
