@@ -27,6 +27,7 @@ import { resolveImportOptions, type ImportOptions } from './import/index.js';
 import { ProblemError, sendProblem } from './problems.js';
 import { legacyRoutes } from './legacy.js';
 import { ServerMetrics } from './metrics.js';
+import { registerOpenapi } from './schemas/index.js';
 import { v2Routes, type ServerContext } from './routes.js';
 
 export interface ServerOptions {
@@ -183,6 +184,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   });
 
   const base = normalizeBasePath(options.basePath);
+  await registerOpenapi(app, base);
   metrics?.instrument(app);
   metrics?.route(app, base, context.auth);
   // Probes of load balancers and orchestrators: no credentials, nothing about the server but its state.

@@ -16,6 +16,7 @@ import { entryPages } from '../jobs/pages.js';
 import { VERSION } from '../version.js';
 import { ProblemError, invalidField } from './problems.js';
 import { addMethodNotAllowed, callerJob, gone, newJob, requireCredentials, type ServerContext } from './routes.js';
+import { LEGACY_OPERATIONS } from './schemas/index.js';
 import { canonical, readSubmission } from './submission.js';
 
 const PATHS: Record<string, readonly string[]> = {
@@ -39,7 +40,7 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
   requireCredentials(app, context);
   addMethodNotAllowed(app, PATHS);
 
-  app.post('/email-validations', async (request, reply) => {
+  app.post('/email-validations', { schema: LEGACY_OPERATIONS.submitJob }, async (request, reply) => {
     const body = request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new ProblemError(400, 'The request body must be a JSON object.', '/problems/invalid-body');
@@ -55,14 +56,14 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
     return reply.code(202).header('Location', location).send(snapshotOf(job));
   });
 
-  app.get('/email-validations/:id', async (request, reply) => {
+  app.get('/email-validations/:id', { schema: LEGACY_OPERATIONS.getJob }, async (request, reply) => {
     const job = await owned(request);
     if (job.status === 'InProgress') return reply.code(202).send(snapshotOf(job));
     reply.code(200).type('application/json; charset=utf-8');
     return reply.send(Readable.from(withEntries(job)));
   });
 
-  app.delete('/email-validations/:id', async (request, reply) => {
+  app.delete('/email-validations/:id', { schema: LEGACY_OPERATIONS.deleteJob }, async (request, reply) => {
     const job = await owned(request);
     if (job.status === 'InProgress') {
       throw new ProblemError(406, `The job ${job.id} is still in progress: delete it once it is complete.`);

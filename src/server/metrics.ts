@@ -16,6 +16,7 @@ import { getDomain } from 'tldts';
 import type { VerifierObserver } from '../engine/observer.js';
 import type { JobStatus, JobStore } from '../jobs/types.js';
 import type { Authenticator } from './auth.js';
+import { content, problem, serverOperation } from './schemas/index.js';
 
 /** Exchangers named in labels; later ones are "other". */
 export const MAX_EXCHANGER_LABELS = 50;
@@ -101,7 +102,18 @@ export class ServerMetrics {
 
   /** GET `${prefix}/metrics`: the exposition text, for the root credentials (Basic or bearer) only. */
   route(app: FastifyInstance, prefix: string, auth: Authenticator): void {
-    app.get(`${prefix}/metrics`, async (request, reply) => {
+    const schema = serverOperation(
+      {
+        operationId: 'getMetrics',
+        summary: 'Prometheus metrics (with --metrics), behind the root credentials',
+        security: [{ basicAuth: [] }, { bearerAuth: [] }],
+      },
+      {
+        200: content('The metrics in the Prometheus text exposition format.', { 'text/plain': { type: 'string' } }),
+        401: problem('Missing or wrong credentials.', { 'WWW-Authenticate': { type: 'string' } }),
+      },
+    );
+    app.get(`${prefix}/metrics`, { schema }, async (request, reply) => {
       await auth.authenticate(request.headers.authorization);
       const text = await this.registry.metrics();
       return reply.header('cache-control', 'no-store').type(this.registry.contentType).send(text);

@@ -14,7 +14,8 @@ import type { Cursors, CursorState } from './cursor.js';
 import { entriesFormat, sendExport } from './export/index.js';
 import { isMultipart, readFileImport, type ResolvedImportOptions } from './import/index.js';
 import { ProblemError, invalidField } from './problems.js';
-import { overviewOf } from './shapes.js';
+import { DEFAULT_PAGE_LIMIT, JOB_STATUSES, MAX_PAGE_LIMIT, overviewOf } from './shapes.js';
+import { V2_OPERATIONS } from './schemas/index.js';
 import { readSubmission, readWaitTime, type Submission } from './submission.js';
 
 export interface ServerContext {
@@ -35,10 +36,6 @@ declare module 'fastify' {
     user?: User;
   }
 }
-
-const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 1000;
-const JOB_STATUSES: readonly JobStatus[] = ['InProgress', 'Completed', 'Deleted', 'Expired'];
 
 /** Every path of this interface, with its methods: another method on one of them is 405 with `Allow`. */
 const PATHS: Record<string, readonly string[]> = {
@@ -66,6 +63,8 @@ export function addMethodNotAllowed(app: FastifyInstance, paths: Record<string, 
     app.route({
       method: ALL_METHODS.filter((m) => !methods.includes(m)),
       url: path,
+      // Not an operation of the interface: left out of the OpenAPI document.
+      schema: { hide: true },
       handler: async () => {
         throw new ProblemError(405, `This resource accepts ${allow}.`, undefined, { Allow: allow });
       },
@@ -78,7 +77,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
   requireCredentials(app, context);
   addMethodNotAllowed(app, PATHS);
 
-  app.post('/auth/tokens', async (request) => {
+  app.post('/auth/tokens', { schema: V2_OPERATIONS.createToken }, async (request) => {
     const body = request.body as Record<string, unknown> | null;
     const username = body?.['username'];
     const password = body?.['password'];
@@ -87,7 +86,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     return { accessToken: await auth.issueToken(auth.check(username, password)) };
   });
 
-  app.post('/email-validations', async (request, reply) => {
+  app.post('/email-validations', { schema: V2_OPERATIONS.submitJob }, async (request, reply) => {
     const query = request.query as Query;
     const waitTime = readWaitTime(query['waitTime']);
     const contentType = request.headers['content-type'];
@@ -103,20 +102,20 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     return snapshot(request, reply, job.id, waitTime, true);
   }
 
-  app.get('/email-validations', async (request) => listJobs(request, request.query as Query));
+  app.get('/email-validations', { schema: V2_OPERATIONS.listJobs }, async (request) => listJobs(request, request.query as Query));
 
-  app.get('/email-validations/:id', async (request, reply) => {
+  app.get('/email-validations/:id', { schema: V2_OPERATIONS.getJob }, async (request, reply) => {
     const { id } = request.params as { id: string };
     return snapshot(request, reply, id, readWaitTime((request.query as Query)['waitTime']), false);
   });
 
-  app.get('/email-validations/:id/overview', async (request, reply) => {
+  app.get('/email-validations/:id/overview', { schema: V2_OPERATIONS.getOverview }, async (request, reply) => {
     const { id } = request.params as { id: string };
     const job = await settled(request, id, readWaitTime((request.query as Query)['waitTime']));
     return reply.code(job.status === 'InProgress' ? 202 : 200).send(overview(job));
   });
 
-  app.get('/email-validations/:id/entries', async (request, reply) => {
+  app.get('/email-validations/:id/entries', { schema: V2_OPERATIONS.listEntries }, async (request, reply) => {
     const { id } = request.params as { id: string };
     const query = request.query as Query;
     // JSON pages, or an export (CSV, xlsx, xls) by Accept: src/server/export/.
@@ -128,7 +127,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     return sendExport(reply, jobs.options.store, job, filter, format);
   });
 
-  app.get('/email-validations/:id/entries/:index', async (request, reply) => {
+  app.get('/email-validations/:id/entries/:index', { schema: V2_OPERATIONS.locateEntry }, async (request, reply) => {
     const { id, index: indexText } = request.params as { id: string; index: string };
     const query = request.query as Query;
     const job = await settled(request, id, readWaitTime(query['waitTime']));
@@ -137,7 +136,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     if (index < 0 || index >= job.noOfEntries) {
       throw new ProblemError(404, `The job has no entry ${indexText}.`);
     }
-    const limit = readLimit(query['limit']) ?? DEFAULT_LIMIT;
+    const limit = readLimit(query['limit']) ?? DEFAULT_PAGE_LIMIT;
     // Pages are aligned on multiples of the limit from index 0.
     const start = Math.floor(index / limit) * limit;
     const page = new URLSearchParams({ limit: String(limit) });
@@ -146,7 +145,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     return reply.code(303).header('Location', `${base}/entries?${page}`).send();
   });
 
-  app.delete('/email-validations/:id', async (request, reply) => {
+  app.delete('/email-validations/:id', { schema: V2_OPERATIONS.deleteJob }, async (request, reply) => {
     const { id } = request.params as { id: string };
     const job = await callerJob(jobs, request, id);
     if (job.status === 'Deleted' || job.status === 'Expired') throw gone(job);
@@ -253,7 +252,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     if (next !== undefined && previous !== undefined) throw invalidField('cursor', 'give cursor or cursor:prev, not both');
     const parameter = next !== undefined ? 'cursor' : 'cursor:prev';
     const cursor = next ?? previous;
-    if (cursor === undefined) return { limit: limit ?? DEFAULT_LIMIT, filter: givenFilter ?? '' };
+    if (cursor === undefined) return { limit: limit ?? DEFAULT_PAGE_LIMIT, filter: givenFilter ?? '' };
     const state: CursorState = context.cursors.decode(cursor, listing, parameter);
     if (givenFilter !== null && givenFilter !== state.filter) {
       throw invalidField(parameter, 'the cursor belongs to a listing with another filter');
@@ -305,8 +304,8 @@ export function clientIpOf(request: FastifyRequest): string {
 
 function readLimit(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d{1,4}$/.test(value) || Number(value) < 1 || Number(value) > MAX_LIMIT) {
-    throw invalidField('limit', `must be an integer from 1 to ${MAX_LIMIT}`);
+  if (!/^\d{1,4}$/.test(value) || Number(value) < 1 || Number(value) > MAX_PAGE_LIMIT) {
+    throw invalidField('limit', `must be an integer from 1 to ${MAX_PAGE_LIMIT}`);
   }
   return Number(value);
 }

@@ -3,6 +3,13 @@ import { formatDuration } from '../jobs/duration.js';
 import type { JobProgress } from '../jobs/jobs.js';
 import type { JobRecord } from '../jobs/types.js';
 
+/** A job's states, as the overview's `status` names them and the job list filters them. */
+export const JOB_STATUSES: readonly JobRecord['status'][] = ['InProgress', 'Completed', 'Deleted', 'Expired'];
+
+/** Items of one page of a listing (entries, jobs): `limit`'s default and largest value. */
+export const DEFAULT_PAGE_LIMIT = 100;
+export const MAX_PAGE_LIMIT = 1000;
+
 export interface Overview {
   id: string;
   status: JobRecord['status'];

@@ -16,6 +16,8 @@ export const MAX_CUSTOM_LENGTH = 50;
 export const MAX_NAME_LENGTH = 256;
 export const MIN_RETENTION_MS = 5 * 60_000;
 export const MAX_RETENTION_MS = 30 * 24 * 3_600_000;
+/** The longest `waitTime`, in milliseconds. */
+export const MAX_WAIT_TIME_MS = 30_000;
 
 const DEDUPLICATIONS: readonly Deduplication[] = ['Off', 'Safe', 'Relaxed'];
 
@@ -147,6 +149,6 @@ function isPublicHost(hostname: string): boolean {
 export function readWaitTime(value: unknown): number {
   if (value === undefined) return 0;
   const text = String(value);
-  if (!/^\d{1,5}$/.test(text) || Number(text) > 30_000) throw invalidField('waitTime', 'must be an integer from 0 to 30000');
+  if (!/^\d{1,5}$/.test(text) || Number(text) > MAX_WAIT_TIME_MS) throw invalidField('waitTime', `must be an integer from 0 to ${MAX_WAIT_TIME_MS}`);
   return Number(text);
 }

@@ -30,7 +30,7 @@ export interface ImportSettings {
 /** The last column of a worksheet (XFD, 16,384 columns) bounds `column` for every format. */
 export const MAX_COLUMN = 16_383;
 /** Worksheets per workbook: Excel has no fixed limit; this one only keeps the number sane. */
-const MAX_SHEET = 65_535;
+export const MAX_SHEET = 65_535;
 
 /** The spellings of each line ending: its name (any case), its characters, or them escaped (\r\n). */
 const LINE_ENDINGS: ReadonlyArray<readonly [LineEnding, readonly string[]]> = [

@@ -1,0 +1,343 @@
+/**
+ * The shared JSON Schemas (2020-12) of the interface's resources, named by `$id`: the OpenAPI document lists them
+ * under `components.schemas` and the operations refer to them (`ref('Entry')`). Field names, order and optionality
+ * follow the service's resource tables; value sets (statuses, qualities, limits) come from the code's own tables, so
+ * the document cannot drift from what the server writes. Response shapes are closed (`additionalProperties: false`):
+ * a field the server writes and the document does not name fails the document's test. Problem documents stay open,
+ * as RFC 9457 allows extension members.
+ */
+import { QUALITIES } from '../../engine/quality.js';
+import { DEDUPLICATION_MODES } from '../../engine/dedupe.js';
+import { CURRENT_STATUS_CODES, LEGACY_STATUS_CODES, type Classification } from '../../status/catalogue.js';
+import { MAX_COLUMN, MAX_SHEET } from '../import/settings.js';
+import { JOB_STATUSES } from '../shapes.js';
+import { MAX_CUSTOM_LENGTH, MAX_INPUT_LENGTH, MAX_NAME_LENGTH } from '../submission.js';
+
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * The `$id` of a shared schema: prefixed, so that a host application's own shared schemas (a `Problem` of its own)
+ * cannot clash with the server's; the document names it without the prefix.
+ */
+const ID_PREFIX = 'mailverify.';
+const schemaId = (name: string): string => `${ID_PREFIX}${name}`;
+
+/** The name a shared schema has in the document (`#/components/schemas/<name>`), from its `$id`. */
+export const componentName = (id: string): string => (id.startsWith(ID_PREFIX) ? id.slice(ID_PREFIX.length) : id);
+
+/** A reference to a shared schema, resolved into `#/components/schemas/<name>` in the document. */
+export const ref = (name: string): JsonSchema => ({ $ref: `${schemaId(name)}#` });
+
+const CLASSIFICATIONS: readonly Classification[] = ['Deliverable', 'Risky', 'Undeliverable', 'Unknown'];
+
+const timestamp = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', description });
+/** A duration as the server writes it: `hh:mm:ss`, with a `d.` prefix from 24 hours on (`30.00:00:00`). */
+const duration = (description: string): JsonSchema => ({ type: 'string', pattern: '^(\\d+\\.)?\\d{2}:\\d{2}:\\d{2}$', description });
+/** A duration as the server reads it: `[d.]h:m:s[.f]`, unpadded parts allowed (`0:5:0`). */
+const durationInput = (description: string): JsonSchema => ({
+  type: 'string',
+  pattern: '^(\\d{1,7}\\.)?\\d{1,2}:\\d{1,2}:\\d{1,2}(\\.\\d{1,7})?$',
+  description,
+});
+const index = (description: string, maximum?: number): JsonSchema => ({
+  type: 'integer',
+  minimum: 0,
+  ...(maximum !== undefined && { maximum }),
+  description,
+});
+const flag = (description: string): JsonSchema => ({ type: 'boolean', description });
+const priority: JsonSchema = { type: 'integer', minimum: 0, maximum: 255, description: '0 (lowest) to 255 (highest); 127 is normal.' };
+
+const Problem: JsonSchema = {
+  $id: schemaId('Problem'),
+  type: 'object',
+  description: 'A problem document (RFC 9457), `application/problem+json`. Clients ignore members they do not know.',
+  required: ['type', 'title', 'status', 'detail'],
+  properties: {
+    type: { type: 'string', format: 'uri-reference', description: 'The kind of problem, a relative URI (`/problems/invalid-field`).' },
+    title: { type: 'string', description: 'The status\'s reason phrase.' },
+    status: { type: 'integer', minimum: 400, maximum: 599, description: 'The HTTP status.' },
+    detail: { type: 'string', description: 'What went wrong; for a field of the request, its JSON path first (`entries[3].custom: ...`).' },
+  },
+};
+
+const Overview: JsonSchema = {
+  $id: schemaId('Overview'),
+  type: 'object',
+  description: 'A job\'s overview. `progress` is present exactly while the job is InProgress.',
+  required: ['id', 'status', 'owner', 'clientIP', 'quality', 'deduplication', 'noOfEntries', 'createdOn', 'submittedOn', 'retention'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', format: 'uuid', description: 'The job\'s id.' },
+    status: { enum: JOB_STATUSES, description: 'The job\'s state.' },
+    name: { type: 'string', description: 'The name given at submission.' },
+    owner: { type: 'string', description: 'The id of the user that submitted the job.' },
+    clientIP: { type: 'string', description: 'The IP address the job was submitted from.' },
+    quality: { enum: QUALITIES, description: 'The quality level the job runs at.' },
+    deduplication: { enum: DEDUPLICATION_MODES, description: 'How duplicates are marked.' },
+    noOfEntries: { type: 'integer', minimum: 0, description: 'The number of entries of the job.' },
+    createdOn: timestamp('When the job was created.'),
+    submittedOn: timestamp('When the job was submitted (its creation time).'),
+    completedOn: timestamp('When the job completed; absent while it runs.'),
+    priority: { ...priority, description: 'The priority given at submission; absent: normal.' },
+    retention: duration('How long the job is kept from its completion.'),
+    progress: {
+      type: 'object',
+      required: ['percentage'],
+      additionalProperties: false,
+      properties: {
+        percentage: { type: 'number', minimum: 0, maximum: 1, description: 'The share of entries done, 0 to 1.' },
+        estimatedTimeRemaining: duration('The time left, once it can be estimated.'),
+      },
+    },
+  },
+  if: { properties: { status: { const: 'InProgress' } } },
+  then: { required: ['progress'] },
+  else: { not: { required: ['progress'] } },
+};
+
+const Entry: JsonSchema = {
+  $id: schemaId('Entry'),
+  type: 'object',
+  description: 'The result of one entry of a job.',
+  required: ['index', 'inputData', 'classification', 'status', 'completedOn'],
+  additionalProperties: false,
+  properties: {
+    index: index('The entry\'s zero-based position in the job.'),
+    inputData: { type: 'string', description: 'The input as submitted.' },
+    classification: { enum: CLASSIFICATIONS, description: 'The group of the status.' },
+    status: { enum: CURRENT_STATUS_CODES, description: 'The validation status.' },
+    emailAddress: { type: 'string', description: 'The recognised address, without comments or folding white space.' },
+    emailAddressLocalPart: { type: 'string' },
+    emailAddressDomainPart: { type: 'string' },
+    asciiEmailAddressDomainPart: { type: 'string', description: 'The domain part in ASCII (IDNA).' },
+    hasInternationalMailboxName: flag('The mailbox name is not ASCII.'),
+    hasInternationalDomainName: flag('The domain name is not ASCII.'),
+    isDisposableEmailAddress: flag('A temporary, throw-away address.'),
+    isRoleAccount: flag('The local part likely stands for a group of people.'),
+    isFreeEmailAddress: flag('A well-known free email provider handles the address.'),
+    syntaxFailureIndex: index('Zero-based position of the first syntax error in inputData.'),
+    suggestions: { type: 'array', items: { type: 'string' }, description: 'Likelier spellings of the address.' },
+    custom: { type: 'string', description: 'The custom data given with the entry.' },
+    duplicateOf: index('The index of the first occurrence; status Duplicate only.'),
+    completedOn: timestamp('When the entry was verified.'),
+  },
+};
+
+const Meta: JsonSchema = {
+  $id: schemaId('Meta'),
+  type: 'object',
+  description: 'Paging: `cursor` is present while another page exists in either direction.',
+  additionalProperties: false,
+  properties: {
+    isTruncated: { type: 'boolean', description: 'More items follow in the direction of travel.' },
+    cursor: { type: 'string', description: 'Opaque: send it back as `cursor` (next page) or `cursor:prev` (previous page).' },
+  },
+};
+
+const page = (id: string, item: string, description: string): JsonSchema => ({
+  $id: schemaId(id),
+  type: 'object',
+  description,
+  required: ['data'],
+  additionalProperties: false,
+  properties: { meta: ref('Meta'), data: { type: 'array', items: ref(item) } },
+});
+
+const JobSnapshot: JsonSchema = {
+  $id: schemaId('JobSnapshot'),
+  type: 'object',
+  description: 'A job: its overview, and the first page of its entries once it is complete.',
+  required: ['overview'],
+  additionalProperties: false,
+  properties: { overview: ref('Overview'), entries: ref('EntryPage') },
+};
+
+const AccessToken: JsonSchema = {
+  $id: schemaId('AccessToken'),
+  type: 'object',
+  required: ['accessToken'],
+  additionalProperties: false,
+  properties: {
+    accessToken: { type: 'string', description: 'A JWT (HS256, claims `sub` and `exp`): send it as `Authorization: Bearer <token>`.' },
+  },
+};
+
+const Credentials: JsonSchema = {
+  $id: schemaId('Credentials'),
+  type: 'object',
+  required: ['username', 'password'],
+  properties: { username: { type: 'string' }, password: { type: 'string' } },
+};
+
+/** The job settings common to the JSON body and a file import's `settings` part. */
+const jobSettings: Record<string, JsonSchema> = {
+  quality: { enum: QUALITIES, description: 'Compared without case; default: the server\'s default quality.' },
+  priority: { ...priority, description: '0 (lowest) to 255 (highest); 127 is normal. Absent: every job runs at the same speed.' },
+  deduplication: { enum: DEDUPLICATION_MODES, description: 'Compared without case; default Off.' },
+  name: { type: 'string', maxLength: MAX_NAME_LENGTH },
+  retention: durationInput('How long the job is kept from its completion, 0:05:00 to 30.00:00:00; default: the server\'s.'),
+  callback: ref('Callback'),
+};
+
+const SubmissionEntry: JsonSchema = {
+  $id: schemaId('SubmissionEntry'),
+  type: 'object',
+  required: ['inputData'],
+  properties: {
+    inputData: { type: 'string', maxLength: MAX_INPUT_LENGTH, description: 'The address to verify.' },
+    custom: { type: 'string', maxLength: MAX_CUSTOM_LENGTH, description: 'Data returned with the entry\'s result.' },
+  },
+};
+
+const Submission: JsonSchema = {
+  $id: schemaId('Submission'),
+  type: 'object',
+  description: 'A job. Unknown fields are ignored; the server\'s `maxEntriesPerJob` caps `entries`.',
+  required: ['entries'],
+  properties: { entries: { type: 'array', minItems: 1, items: ref('SubmissionEntry') }, ...jobSettings },
+};
+
+const Callback: JsonSchema = {
+  $id: schemaId('Callback'),
+  type: 'object',
+  description: 'Where to POST the completion event (`email-validation.completed`).',
+  required: ['url'],
+  properties: {
+    url: {
+      type: 'string',
+      format: 'uri',
+      description: 'An absolute http or https URL; not a local or private address unless the server allows them.',
+    },
+    version: { enum: ['1.0', '1.1'], default: '1.1', description: '1.1 adds the job\'s name to the event.' },
+    skipServerCertificateValidation: { type: 'boolean', default: false },
+  },
+};
+
+const FileImportSettings: JsonSchema = {
+  $id: schemaId('FileImportSettings'),
+  type: 'object',
+  description: 'The `settings` part of a file import: the job\'s settings and where the addresses are in the file.',
+  properties: {
+    ...jobSettings,
+    startingRow: index('The first row read, zero-based; default 0.'),
+    endingRow: index('The last row read, zero-based and inclusive; default: the end of the file.'),
+    column: index('The column of a delimited file or a sheet, zero-based; default 0.', MAX_COLUMN),
+    sheet: index('The worksheet of a workbook, zero-based; default 0.', MAX_SHEET),
+    delimiter: { type: 'string', description: 'One character (`\\t` for a tab); default `,` for CSV, a tab for TSV.' },
+    lineEnding: { type: 'string', description: 'CrLf (`\\r\\n`), Cr (`\\r`), Lf (`\\n`) or Auto (default).' },
+  },
+};
+
+const FileImport: JsonSchema = {
+  $id: schemaId('FileImport'),
+  type: 'object',
+  description: 'A job from a file (multipart/form-data).',
+  required: ['inputFile'],
+  properties: {
+    inputFile: {
+      type: 'string',
+      contentMediaType: 'application/octet-stream',
+      description:
+        'The file, by its part\'s Content-Type: text/plain (one address a line), text/csv, text/tab-separated-values, ' +
+        'application/vnd.ms-excel, application/vnd.openxmlformats-officedocument.spreadsheetml.sheet; `charset` for text (default UTF-8).',
+    },
+    settings: { type: 'string', contentMediaType: 'application/json', contentSchema: ref('FileImportSettings') },
+  },
+};
+
+const LegacySubmission: JsonSchema = {
+  $id: schemaId('LegacySubmission'),
+  type: 'object',
+  description: 'A 1.4 job. The 2.x-only fields are ignored.',
+  required: ['entries'],
+  properties: {
+    entries: { type: 'array', minItems: 1, items: ref('SubmissionEntry') },
+    quality: jobSettings['quality'],
+    priority: jobSettings['priority'],
+    deduplication: { enum: ['Off', 'Safe'], description: 'Compared without case; default Off.' },
+  },
+};
+
+const LegacyEntry: JsonSchema = {
+  $id: schemaId('LegacyEntry'),
+  type: 'object',
+  description: 'The result of one entry in the 1.4 shape, with the boolean shorthands of its status.',
+  required: [
+    'inputData', 'status', 'completedOn', 'syntaxFailureIndex', 'isSuccess', 'isSyntaxFailure', 'isDnsFailure',
+    'isSmtpFailure', 'isMailboxFailure', 'isCatchAllFailure', 'isTimeoutFailure', 'isNetworkFailure',
+  ],
+  additionalProperties: false,
+  properties: {
+    inputData: { type: 'string' },
+    status: { enum: LEGACY_STATUS_CODES, description: 'A 1.4 status: a 2.x-only status is written as its nearest 1.4 one.' },
+    completedOn: timestamp('When the entry was verified.'),
+    emailAddress: { type: 'string' },
+    asciiEmailAddressDomainPart: { type: 'string' },
+    emailAddressLocalPart: { type: 'string' },
+    emailAddressDomainPart: { type: 'string' },
+    hasInternationalDomainName: { type: 'boolean' },
+    hasInternationalMailboxName: { type: 'boolean' },
+    isDisposableEmailAddress: { type: 'boolean' },
+    isFreeEmailAddress: { type: 'boolean' },
+    isRoleAccount: { type: 'boolean' },
+    syntaxFailureIndex: { type: ['integer', 'null'], minimum: 0, description: 'Zero-based position of the first syntax error, or null.' },
+    custom: { type: 'string' },
+    duplicateOf: index('The index of the first occurrence; status Duplicate only.'),
+    isSuccess: { type: 'boolean' },
+    isSyntaxFailure: { type: 'boolean' },
+    isDnsFailure: { type: 'boolean' },
+    isSmtpFailure: { type: 'boolean' },
+    isMailboxFailure: { type: 'boolean' },
+    isCatchAllFailure: { type: 'boolean' },
+    isTimeoutFailure: { type: 'boolean' },
+    isNetworkFailure: { type: 'boolean' },
+  },
+};
+
+const LegacySnapshot: JsonSchema = {
+  $id: schemaId('LegacySnapshot'),
+  type: 'object',
+  description: 'A 1.4 job: `entries` once it is complete.',
+  required: ['uniqueID', 'engineVersion', 'submittedOn', 'progress'],
+  additionalProperties: false,
+  properties: {
+    uniqueID: { type: 'string', format: 'uuid' },
+    engineVersion: { type: 'string' },
+    submittedOn: timestamp('When the job was submitted.'),
+    completedOn: timestamp('When the job completed.'),
+    priority: { ...priority, description: 'The priority given at submission; the default 127 is left out.' },
+    progress: {
+      type: 'object',
+      required: ['noOfTotalEntries', 'noOfCompletedEntries'],
+      additionalProperties: false,
+      properties: {
+        noOfTotalEntries: { type: 'integer', minimum: 0 },
+        noOfCompletedEntries: { type: 'integer', minimum: 0 },
+        estimatedRemainingTime: duration('The time left, once it can be estimated.'),
+      },
+    },
+    entries: { type: 'array', items: ref('LegacyEntry') },
+  },
+};
+
+/** Every shared schema, added to the server's Fastify instance (`addSchema`). */
+export const SHARED_SCHEMAS: readonly JsonSchema[] = [
+  Problem,
+  Overview,
+  Entry,
+  Meta,
+  page('EntryPage', 'Entry', 'A page of a job\'s entries.'),
+  page('JobPage', 'Overview', 'A page of the caller\'s jobs.'),
+  JobSnapshot,
+  AccessToken,
+  Credentials,
+  SubmissionEntry,
+  Submission,
+  Callback,
+  FileImportSettings,
+  FileImport,
+  LegacySubmission,
+  LegacyEntry,
+  LegacySnapshot,
+];

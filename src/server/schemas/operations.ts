@@ -1,0 +1,260 @@
+/**
+ * The Fastify route schemas of every operation: parameters, request bodies and every answer (status, media type,
+ * headers, body), written from the service's interface and from what the handlers do. They document; they do not
+ * check: the handlers read requests themselves and answer a 400 problem that names the JSON path (src/server/schemas/
+ * index.ts turns Fastify's validation and serialization off for these routes).
+ */
+import { EXPORT_TYPES } from '../export/negotiate.js';
+import { JOB_STATUSES, MAX_PAGE_LIMIT, DEFAULT_PAGE_LIMIT } from '../shapes.js';
+import { MAX_WAIT_TIME_MS } from '../submission.js';
+import { ref, type JsonSchema } from './components.js';
+
+/** One answer of an operation: a description, optional headers, and a body per media type (none when `type: 'null'`). */
+type Answer = JsonSchema;
+
+/** An answer with a JSON body. */
+export function json(description: string, schema: JsonSchema, headers?: Record<string, JsonSchema>): Answer {
+  return content(description, { 'application/json': schema }, headers);
+}
+
+/** An answer with a body of each of the given media types. */
+export function content(description: string, media: Record<string, JsonSchema>, headers?: Record<string, JsonSchema>): Answer {
+  const bodies = Object.fromEntries(Object.entries(media).map(([type, schema]) => [type, { schema }]));
+  return { description, ...(headers !== undefined && { headers }), content: bodies };
+}
+
+/** An answer without a body. */
+export function empty(description: string, headers?: Record<string, JsonSchema>): Answer {
+  return { type: 'null', description, ...(headers !== undefined && { headers }) };
+}
+
+/** An answer with a problem document. */
+export function problem(description: string, headers?: Record<string, JsonSchema>): Answer {
+  return content(description, { 'application/problem+json': ref('Problem') }, headers);
+}
+
+/**
+ * An operation of the server itself (API reference, health, metrics), without credentials unless `security` names
+ * them (`[{ basicAuth: [] }]`): `app.get('/health', { schema: serverOperation({ operationId: 'health', summary:
+ * 'Liveness' }, { 200: json('Alive.', { type: 'object' }) }) }, handler)`.
+ */
+export function serverOperation(
+  about: { operationId: string; summary: string; description?: string; security?: JsonSchema[] },
+  response: Record<string, Answer>,
+): JsonSchema {
+  return { security: [], ...about, tags: ['Server'], response: { ...response, '5xx': FAILED } };
+}
+
+const FAILED = problem('The server failed to answer (nothing internal is said).');
+const LOCATION = { Location: { type: 'string', description: 'The path of the job, to poll.' } };
+const CHALLENGE = { 'WWW-Authenticate': { type: 'string', description: '`Basic realm="mailverify"`.' } };
+
+/** The answers every operation with credentials may give. */
+const GUARDED = {
+  401: problem('No credentials, wrong ones, or an expired token.', CHALLENGE),
+  '5xx': FAILED,
+};
+/** The answers of a request with a body. */
+const WITH_BODY = {
+  413: problem('The body is larger than the server takes (the file of an import: its upload limit or a workbook\'s inflated size).'),
+  415: problem('A body that is neither JSON nor multipart/form-data; for an import, a file type it does not read.'),
+};
+/** The answers about one job of the caller. */
+const ONE_JOB = {
+  400: problem('A query parameter is not valid; `detail` names it.'),
+  404: problem('No job of the caller has this id.'),
+  410: problem('The job is deleted or expired.'),
+};
+
+const waitTime: JsonSchema = {
+  type: 'integer',
+  minimum: 0,
+  maximum: MAX_WAIT_TIME_MS,
+  default: 0,
+  description: 'Milliseconds to wait for the job to complete before answering.',
+};
+const limit: JsonSchema = {
+  type: 'integer',
+  minimum: 1,
+  maximum: MAX_PAGE_LIMIT,
+  description: `Items of a page (default ${DEFAULT_PAGE_LIMIT}; with a cursor, the cursor's).`,
+};
+const paging: Record<string, JsonSchema> = {
+  limit,
+  cursor: { type: 'string', description: '`meta.cursor` of a page: the page after it.' },
+  'cursor:prev': { type: 'string', description: '`meta.cursor` of a page: the page before it.' },
+};
+const statusFilter = (what: string): Record<string, JsonSchema> => ({
+  status: { type: 'string', description: `Comma-separated ${what}: only these.` },
+  'status:include': { type: 'string', description: 'The same as `status` (both: their union).' },
+  'status:exclude': { type: 'string', description: `Comma-separated ${what}: not these.` },
+});
+const query = (properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', properties });
+const jobId: JsonSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', format: 'uuid', description: 'The job\'s id.' } } };
+
+/** A shared schema narrowed: `allOf` keeps the reference, the extra keywords say what this answer adds. */
+const narrowed = (name: string, extra: JsonSchema): JsonSchema => ({ allOf: [ref(name), extra] });
+const withStatus = (status: string): JsonSchema => ({ properties: { status: { const: status } } });
+const completedSnapshot = narrowed('JobSnapshot', { required: ['entries'], properties: { overview: withStatus('Completed') } });
+const runningSnapshot = narrowed('JobSnapshot', { not: { required: ['entries'] }, properties: { overview: withStatus('InProgress') } });
+const legacyRunning = narrowed('LegacySnapshot', { not: { required: ['entries'] } });
+const RUNNING = json('The job is still running: its overview, without entries.', runningSnapshot);
+
+/** The operations of the 2.x interface (under /v2.7 and /v2.6), by method and path as routes.ts registers them. */
+export const V2_OPERATIONS = {
+  createToken: {
+    operationId: 'createToken',
+    summary: 'A bearer token for a user name and password',
+    security: [],
+    body: ref('Credentials'),
+    response: {
+      200: json('The token.', ref('AccessToken')),
+      400: problem('A missing or malformed field; `detail` names it.'),
+      401: problem('Wrong user name or password.', CHALLENGE),
+      ...WITH_BODY,
+      '5xx': FAILED,
+    },
+  },
+  submitJob: {
+    operationId: 'submitJob',
+    summary: 'Submit a job: a JSON list of entries or a file',
+    description:
+      'Answers 200 with the job and its first page of entries when it completes within `waitTime`, else 202 with its ' +
+      'overview and `Location`.',
+    querystring: query({ waitTime }),
+    body: { content: { 'application/json': { schema: ref('Submission') }, 'multipart/form-data': { schema: ref('FileImport') } } },
+    response: {
+      200: json('The job completed within waitTime.', completedSnapshot),
+      202: json('The job runs: poll `Location`.', runningSnapshot, LOCATION),
+      400: problem('A field is missing or not valid (`detail` names its JSON path), the JSON is malformed, or the file holds no entry.'),
+      ...WITH_BODY,
+      ...GUARDED,
+    },
+  },
+  listJobs: {
+    operationId: 'listJobs',
+    summary: 'The caller\'s jobs, page by page',
+    querystring: query({
+      sort: { enum: ['createdOn', '-createdOn'], default: '-createdOn', description: 'By creation time: oldest or (default) newest first.' },
+      ...statusFilter(`job statuses (${JOB_STATUSES.join(', ')})`),
+      createdOn: { type: 'string', format: 'date', description: 'Jobs created on this day (UTC).' },
+      'createdOn:since': { type: 'string', description: 'Created on or after: a day (yyyy-mm-dd) or an ISO 8601 time.' },
+      'createdOn:until': { type: 'string', description: 'Created on or before: a day (yyyy-mm-dd, the whole day) or an ISO 8601 time.' },
+      ...paging,
+    }),
+    response: {
+      200: json('A page of jobs.', ref('JobPage')),
+      400: problem('A query parameter is not valid, or a cursor of another listing; `detail` names it.'),
+      ...GUARDED,
+    },
+  },
+  getJob: {
+    operationId: 'getJob',
+    summary: 'A job: its overview, and its first page of entries once complete',
+    params: jobId,
+    querystring: query({ waitTime }),
+    response: { 200: json('The job is complete.', completedSnapshot), 202: RUNNING, ...ONE_JOB, ...GUARDED },
+  },
+  deleteJob: {
+    operationId: 'deleteJob',
+    summary: 'Delete a job (a running one stops)',
+    params: jobId,
+    response: { 200: empty('Deleted.'), 404: ONE_JOB[404], 410: ONE_JOB[410], ...GUARDED },
+  },
+  getOverview: {
+    operationId: 'getOverview',
+    summary: 'A job\'s overview',
+    params: jobId,
+    querystring: query({ waitTime }),
+    response: {
+      200: json('The job is complete.', narrowed('Overview', withStatus('Completed'))),
+      202: json('The job is still running.', narrowed('Overview', withStatus('InProgress'))),
+      ...ONE_JOB,
+      ...GUARDED,
+    },
+  },
+  listEntries: {
+    operationId: 'listEntries',
+    summary: 'A job\'s entries: a JSON page, or an export by Accept',
+    description:
+      `\`Accept\` chooses: application/json (pages), ${EXPORT_TYPES.csv} (UTF-8), ${EXPORT_TYPES.xlsx}, ${EXPORT_TYPES.xls}. ` +
+      'An export holds every entry the status filter selects; `limit` and the cursors apply to JSON pages only.',
+    params: jobId,
+    querystring: query({ ...statusFilter('status codes'), ...paging, waitTime }),
+    response: {
+      200: content(
+        'The entries.',
+        {
+          'application/json': ref('EntryPage'),
+          [EXPORT_TYPES.csv]: { type: 'string', description: 'A header row of the entry\'s field names, then a row per entry.' },
+          [EXPORT_TYPES.xlsx]: { contentMediaType: EXPORT_TYPES.xlsx },
+          [EXPORT_TYPES.xls]: { contentMediaType: EXPORT_TYPES.xls },
+        },
+        { 'Content-Disposition': { type: 'string', description: 'Exports: `attachment; filename="<id>.<csv|xlsx|xls>"`.' } },
+      ),
+      202: RUNNING,
+      ...ONE_JOB,
+      406: problem('`Accept` allows none of the formats.'),
+      415: problem('The export has more rows than the spreadsheet format holds.'),
+      ...GUARDED,
+    },
+  },
+  locateEntry: {
+    operationId: 'locateEntry',
+    summary: 'The page that holds an entry',
+    params: {
+      type: 'object',
+      required: ['id', 'index'],
+      properties: { ...(jobId['properties'] as object), index: { type: 'integer', minimum: 0, description: 'The entry\'s zero-based index.' } },
+    },
+    querystring: query({ limit, waitTime }),
+    response: {
+      202: RUNNING,
+      303: empty('The page of entries that holds it (pages of `limit` entries from index 0).', {
+        Location: { type: 'string', description: 'The entries page.' },
+      }),
+      ...ONE_JOB,
+      404: problem('No job of the caller has this id, or the job has no entry at this index.'),
+      ...GUARDED,
+    },
+  },
+} as const;
+
+/** The operations of the legacy 1.4 interface (under /v1.4). */
+export const LEGACY_OPERATIONS = {
+  submitJob: {
+    operationId: 'submitJob',
+    summary: 'Submit a job (1.4)',
+    body: ref('LegacySubmission'),
+    response: {
+      202: json('The job, even when it is already complete: poll `Location`.', legacyRunning, LOCATION),
+      400: problem('A field is missing or not valid (`detail` names its JSON path), or the JSON is malformed.'),
+      ...WITH_BODY,
+      ...GUARDED,
+    },
+  },
+  getJob: {
+    operationId: 'getJob',
+    summary: 'A job (1.4): every entry once it is complete',
+    params: jobId,
+    response: {
+      200: json('The job is complete: every entry.', narrowed('LegacySnapshot', { required: ['entries', 'completedOn'] })),
+      202: json('The job is still running.', legacyRunning),
+      404: ONE_JOB[404],
+      410: ONE_JOB[410],
+      ...GUARDED,
+    },
+  },
+  deleteJob: {
+    operationId: 'deleteJob',
+    summary: 'Delete a complete job (1.4)',
+    params: jobId,
+    response: {
+      200: empty('Deleted.'),
+      404: ONE_JOB[404],
+      406: problem('The job is still running: delete it once it is complete.'),
+      410: ONE_JOB[410],
+      ...GUARDED,
+    },
+  },
+} as const;
