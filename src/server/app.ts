@@ -27,6 +27,7 @@ import { resolveImportOptions, type ImportOptions } from './import/index.js';
 import { ProblemError, sendProblem } from './problems.js';
 import { legacyRoutes } from './legacy.js';
 import { ServerMetrics } from './metrics.js';
+import { probeRoutes } from './probes.js';
 import { registerOpenapi } from './schemas/index.js';
 import { v2Routes, type ServerContext } from './routes.js';
 
@@ -77,8 +78,6 @@ export interface StandaloneOptions extends ServerOptions {
 }
 
 const VERSIONS = ['v2.7', 'v2.6'];
-/** The setting `/ready` writes: a write of the store is what jobs need. */
-const READY_PROBE_SETTING = 'ready.probedOn';
 
 /** The base path in the form routes are prefixed with: '' for the root, else `/x` without a trailing slash. */
 export function normalizeBasePath(basePath = '/'): string {
@@ -187,22 +186,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   await registerOpenapi(app, base);
   metrics?.instrument(app);
   metrics?.route(app, base, context.auth);
-  // Probes of load balancers and orchestrators: no credentials, nothing about the server but its state.
-  let stopping = false;
-  app.addHook('preClose', async () => {
-    stopping = true;
-  });
-  app.get(`${base}/health`, async () => ({ status: 'ok' }));
-  app.get(`${base}/ready`, async (request) => {
-    try {
-      if (stopping) throw new Error('the server is stopping');
-      await store.setSetting(READY_PROBE_SETTING, new Date().toISOString());
-    } catch (error) {
-      request.log.warn({ err: error }, 'not ready');
-      throw new ProblemError(503, 'The server cannot take jobs now.');
-    }
-    return { status: 'ready' };
-  });
+  probeRoutes(app, base, store);
   for (const version of VERSIONS) {
     await app.register(v2Routes, { prefix: `${base}/${version}`, context });
   }

@@ -27,6 +27,8 @@ const XLS = 'application/vnd.ms-excel';
 /** Every operation of the interface, as the service's endpoint list and the server's routes name them. */
 const OPERATIONS = [
   'GET /openapi.json',
+  'GET /health',
+  'GET /ready',
   ...['/v2.7', '/v2.6'].flatMap((v) => [
     `POST ${v}/auth/tokens`,
     `POST ${v}/email-validations`,
@@ -272,8 +274,8 @@ describe('GET /openapi.json', () => {
         expect(operation.operationId, `${method} ${path}`).toEqual(expect.any(String));
         expect(ids.has(operation.operationId), operation.operationId).toBe(false);
         ids.add(operation.operationId);
-        // Every operation but the token's and the document's needs credentials: HTTP Basic or a bearer token.
-        const open = path.endsWith('/auth/tokens') || path === '/openapi.json';
+        // Every operation but the token's, the document's and the probes' needs credentials: HTTP Basic or a bearer token.
+        const open = path.endsWith('/auth/tokens') || ['/openapi.json', '/health', '/ready'].includes(path);
         expect(operation.security ?? doc.security, `${method} ${path}`).toEqual(open ? [] : [{ basicAuth: [] }, { bearerAuth: [] }]);
       }
     }
@@ -451,6 +453,11 @@ describe('a session through a real server: every answer as the document says', (
     expect((await call('GET', `/v1.4/email-validations/${randomUUID()}`)).status).toBe(404);
     expect((await call('POST', '/v1.4/email-validations', { json: { entries, deduplication: 'relaxed' } })).status).toBe(400);
     expect((await call('POST', '/v1.4/email-validations', { json: { entries }, authorization: null })).status).toBe(401);
+  });
+
+  it('the probes: /health and /ready answer 200 without credentials', async () => {
+    expect((await call('GET', '/health', { authorization: null })).status).toBe(200);
+    expect((await call('GET', '/ready', { authorization: null })).status).toBe(200);
   });
 
   it('every answer and every accepted request is as the document says', () => {

@@ -58,6 +58,7 @@ const Problem: JsonSchema = {
     title: { type: 'string', description: 'The status\'s reason phrase.' },
     status: { type: 'integer', minimum: 400, maximum: 599, description: 'The HTTP status.' },
     detail: { type: 'string', description: 'What went wrong; for a field of the request, its JSON path first (`entries[3].custom: ...`).' },
+    requestId: { type: 'string', description: 'The id of the request, as in its `X-Request-Id` header and the server\'s log.' },
   },
 };
 

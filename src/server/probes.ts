@@ -1,0 +1,51 @@
+/**
+ * The probes of load balancers and orchestrators, under the base path and without credentials: `GET /health` (the
+ * process answers) and `GET /ready` (the store takes a write and the server is not stopping: it can take jobs). They
+ * say nothing about the server but its state; the cause of a 503 goes to the log.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { JobStore } from '../jobs/types.js';
+import { ProblemError } from './problems.js';
+import type { JsonSchema } from './schemas/components.js';
+import { json, problem, serverOperation } from './schemas/index.js';
+
+/** The setting `/ready` writes: a write of the store is what jobs need. */
+const READY_PROBE_SETTING = 'ready.probedOn';
+
+const state = (value: string): JsonSchema => ({
+  type: 'object',
+  required: ['status'],
+  additionalProperties: false,
+  properties: { status: { const: value } },
+});
+
+export function probeRoutes(app: FastifyInstance, base: string, store: JobStore): void {
+  let stopping = false;
+  app.addHook('preClose', async () => {
+    stopping = true;
+  });
+  app.get(
+    `${base}/health`,
+    { schema: serverOperation({ operationId: 'getHealth', summary: 'Liveness: the server answers' }, { 200: json('Alive.', state('ok')) }) },
+    async () => ({ status: 'ok' }),
+  );
+  app.get(
+    `${base}/ready`,
+    {
+      schema: serverOperation(
+        { operationId: 'getReady', summary: 'Readiness: the database takes writes and the server is not stopping' },
+        { 200: json('Ready to take jobs.', state('ready')), 503: problem('Not ready now (the cause is in the server\'s log).') },
+      ),
+    },
+    async (request) => {
+      try {
+        if (stopping) throw new Error('the server is stopping');
+        await store.setSetting(READY_PROBE_SETTING, new Date().toISOString());
+      } catch (error) {
+        request.log.warn({ err: error }, 'not ready');
+        throw new ProblemError(503, 'The server cannot take jobs now.');
+      }
+      return { status: 'ready' };
+    },
+  );
+}
