@@ -114,7 +114,7 @@ export function engineOptionsOf(values: EngineFlagValues): VerifierOptions {
     try {
       parseServers([server]);
     } catch {
-      throw new UsageError(`--dns-server must be an IP address with an optional port (9.9.9.9, 9.9.9.9:53, [2620:fe::fe]:53), got ${server}`);
+      throw new UsageError(`--dns-server must be an IP address with an optional port (9.9.9.9, [2620:fe::fe]:53), got ${server}`);
     }
   }
   return {

@@ -18,8 +18,8 @@ import { ENGINE_FLAGS, UsageError, engineOptionsOf, ineffectiveFlagsWarning, usa
 import { closestName } from '../options/names.js';
 import { parseFlags } from './flags.js';
 import { serve } from './serve.js';
-import { csvAddresses, csvText, MAX_RECORD_SIZE } from './csv.js';
-import { BatchedWriter, CSV_FORMULAS, type CsvFormulas } from './output.js';
+import { csvAddresses, csvText, CSV_FORMULAS, MAX_RECORD_SIZE, type CsvFormulas } from './csv.js';
+import { BatchedWriter } from './output.js';
 import { ProgressLine, Tally, type RunState } from './report.js';
 
 const USAGE = `Usage: mailverify check [file|-] [options]

