@@ -1,6 +1,6 @@
-// LibreOffice Calc, run headless, to open a CSV file as a user's spreadsheet program does and say which cells became
-// formulas: the file is imported with "Evaluate formulas" on (the setting that turns `=HYPERLINK(...)` into a live
-// link) and saved as xlsx, which SheetJS reads back with each cell's formula, if any. Each run has its own
+// LibreOffice Calc, run headless, to open a file as a user's spreadsheet program does and say which cells became
+// formulas: a CSV file is imported with "Evaluate formulas" on (the setting that turns `=HYPERLINK(...)` into a live
+// link); the file is saved as xlsx, which SheetJS reads back with each cell's formula, if any. Each run has its own
 // throw-away profile (-env:UserInstallation), so runs do not share or wait on a running instance, and a time limit;
 // its folder is removed afterwards.
 import { spawn } from 'node:child_process';
@@ -56,17 +56,23 @@ const CSV_IMPORT = 'CSV:44,34,76,1,,,false,true,false,false,false,,true';
 /** LibreOffice starts in a second or two; a first start with a new profile can take longer on a busy machine. */
 const TIME_LIMIT_MS = 120_000;
 
-/** The cells of the CSV text as LibreOffice opens it: rows of cells, by its first sheet. */
-export async function openCsvInLibreOffice(soffice: string, csv: string): Promise<OpenedCell[][]> {
+/** The cells of the CSV text as LibreOffice opens it, evaluating formulas: rows of cells, of its first sheet. */
+export function openCsvInLibreOffice(soffice: string, csv: string): Promise<OpenedCell[][]> {
+  return openInLibreOffice(soffice, 'csv', csv);
+}
+
+/** The cells of a file (CSV, xlsx, xls) as LibreOffice opens it: rows of cells, of its first sheet. */
+export async function openInLibreOffice(soffice: string, format: 'csv' | 'xlsx' | 'xls', content: string | Buffer): Promise<OpenedCell[][]> {
   const work = mkdtempSync(join(tmpdir(), 'mailverify-libreoffice-'));
   try {
-    const input = join(work, 'export.csv');
-    writeFileSync(input, csv);
+    const input = join(work, `opened.${format}`);
+    writeFileSync(input, content);
     const profile = pathToFileURL(join(work, 'profile')).href;
     const outdir = join(work, 'out');
-    const args = [`-env:UserInstallation=${profile}`, '--headless', '--norestore', `--infilter=${CSV_IMPORT}`, '--convert-to', 'xlsx', '--outdir', outdir, input];
+    const filter = format === 'csv' ? [`--infilter=${CSV_IMPORT}`] : [];
+    const args = [`-env:UserInstallation=${profile}`, '--headless', '--norestore', ...filter, '--convert-to', 'xlsx', '--outdir', outdir, input];
     const output = await run(soffice, args);
-    const converted = join(outdir, 'export.xlsx');
+    const converted = join(outdir, 'opened.xlsx');
     if (!existsSync(converted)) throw new Error(`${soffice} wrote no ${converted}: ${output}`);
     const workbook = XLSX.read(readFileSync(converted), { type: 'buffer', cellFormula: true });
     const sheet = workbook.Sheets[workbook.SheetNames[0]!]!;

@@ -27,7 +27,7 @@ import { XLS_MAX_ROWS } from '../../src/server/export/biff8.js';
 import { MAX_DATA_ROWS, XLSX_MAX_ROWS } from '../../src/server/export/index.js';
 import { cellsOf } from '../../src/server/export/rows.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
-import { libreOfficeForTests, openCsvInLibreOffice } from '../lab/libreoffice.js';
+import { libreOfficeForTests, openCsvInLibreOffice, openInLibreOffice } from '../lab/libreoffice.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 
 const USER = 'root';
@@ -411,6 +411,19 @@ describe('CSV: text a spreadsheet would take for a formula', () => {
       const opened = await openCsvInLibreOffice(soffice, unescaped);
       const formulas = opened.flat().flatMap((cell) => (cell.formula === undefined ? [] : [cell.formula]));
       expect(formulas).toEqual(expect.arrayContaining(['1+1', 'HYPERLINK("http://x","y")']));
+    });
+
+    it('LibreOffice opens the xlsx and xls exports with the text as it is, in text cells, no formula', async () => {
+      for (const [format, accept] of [['xlsx', XLSX_TYPE], ['xls', XLS_TYPE]] as const) {
+        const answer = await call('GET', `/v2.7/email-validations/${id}/entries`, { accept });
+        const cells = await openInLibreOffice(soffice, format, answer.bytes);
+        // (LibreOffice saves a boolean cell as the formula TRUE() or FALSE(): the text columns are the ones to look at.)
+        for (const field of ['inputData', 'custom', 'emailAddress', 'emailAddressLocalPart'] as const) {
+          const read = cells.slice(1).map((row) => row[column(field)]!);
+          const expected = entries.map((e) => ({ value: e[field]?.replace(/\r(?!\n)/g, '\n') ?? null, formula: undefined }));
+          expect([format, field, read]).toEqual([format, field, expected]);
+        }
+      }
     });
   }
 });
