@@ -136,6 +136,13 @@ function readableOrEnd(parser: Parser): Promise<void> {
 const EVENTS = ['readable', 'end', 'error', 'close'] as const;
 
 /**
+ * What CSV output does with text that a spreadsheet would take for a formula (`=1+1`): `escape` writes it with a
+ * leading `'` (engine/csv-formulas.ts); `keep` writes it as it is, for programs that read the file.
+ */
+export type CsvFormulas = 'escape' | 'keep';
+export const CSV_FORMULAS: readonly CsvFormulas[] = ['escape', 'keep'];
+
+/**
  * Records as CSV text, each ended by a line feed. A field is quoted when it holds a comma, a quote, a CR or an LF
  * (csv-stringify's defaults, which also keep a field that holds a lone CR whole for readers that end records at a CR);
  * white space at a field's edges is kept as it is, as RFC 4180 reads it.

@@ -2,7 +2,8 @@
  * The engine's flags, shared by `mailverify check` and `mailverify serve`: DNS, SMTP, quality and safety settings of
  * the verifier. A bad value is a usage error (exit 2) naming the flag.
  */
-import type { VerifierOptions, Quality } from '../engine/verifier.js';
+import { parseServers } from '../dns/stub-resolver.js';
+import type { Checks, VerifierOptions, Quality } from '../engine/verifier.js';
 import type { SyntaxOptions } from '../syntax/policy.js';
 
 export class UsageError extends Error {}
@@ -31,6 +32,44 @@ export const ENGINE_FLAGS = {
   refuse: { type: 'string', multiple: true },
   'no-provider-rules': { type: 'boolean', default: false },
 } as const;
+
+/**
+ * The checks level from which each engine flag that uses the network has an effect; the others (--refuse,
+ * --no-provider-rules, and --allow-private-addresses, which also governs address literals) act at every level.
+ * Sources: src/engine/stages.ts (`checks === 'syntax'` stops before DNS; SMTP only at `smtp`) and
+ * src/engine/verifier.ts (no SMTP prober below `smtp`; DNS timeouts are transient results, so passes and quality
+ * count from `dns`).
+ */
+const NETWORK_FLAG_LEVELS: Readonly<Record<string, Exclude<Checks, 'syntax'>>> = {
+  'dns-server': 'dns',
+  'dns-timeout': 'dns',
+  quality: 'dns',
+  passes: 'dns',
+  'pass-delay': 'dns',
+  'smtp-port': 'smtp',
+  'helo-name': 'smtp',
+  'mail-from': 'smtp',
+  'max-connections': 'smtp',
+};
+
+const LEVEL_ORDER: readonly Checks[] = ['syntax', 'dns', 'smtp'];
+
+/**
+ * A warning for engine flags given that have no effect at this checks level (`--dns-server` with `--checks syntax`
+ * would otherwise pass silently, the run reporting well-formed addresses Deliverable); undefined when all apply.
+ */
+export function ineffectiveFlagsWarning(values: EngineFlagValues, checks: Checks): string | undefined {
+  const level = LEVEL_ORDER.indexOf(checks);
+  const given = Object.keys(NETWORK_FLAG_LEVELS).filter(
+    (flag) => values[flag as keyof EngineFlagValues] !== undefined && LEVEL_ORDER.indexOf(NETWORK_FLAG_LEVELS[flag]!) > level,
+  );
+  if (given.length === 0) return undefined;
+  const names = given.map((flag) => `--${flag}`);
+  const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+  const why = checks === 'syntax' ? 'which uses no network' : 'which probes no mailbox';
+  const fix = checks === 'syntax' ? '--checks dns or --checks smtp' : '--checks smtp';
+  return `warning: ${list} ${names.length === 1 ? 'has' : 'have'} no effect with --checks ${checks}, ${why}; add ${fix} to use ${names.length === 1 ? 'it' : 'them'}`;
+}
 
 /** `--refuse FORM`: the syntax policy option each form turns off (docs/syntax.md#policy-options). */
 export const REFUSABLE = {
@@ -71,6 +110,13 @@ export function engineOptionsOf(values: EngineFlagValues): VerifierOptions {
     syntax[option] = false;
   }
   if (values['no-provider-rules'] === true) syntax.providerRules = false;
+  for (const server of values['dns-server'] ?? []) {
+    try {
+      parseServers([server]);
+    } catch {
+      throw new UsageError(`--dns-server must be an IP address with an optional port (9.9.9.9, [2620:fe::fe]:53), got ${server}`);
+    }
+  }
   return {
     syntax,
     dns: { servers: values['dns-server'], timeoutMs: wholeNumber(values['dns-timeout'], '--dns-timeout', 1) },

@@ -4,19 +4,21 @@
  *   mailverify check [file|-] [--checks syntax|dns|smtp] [--dns-server IP[:PORT]]... [--max-connections N]
  *                    [--helo-name NAME] [--mail-from ADDRESS] [--smtp-port N] [--quality Standard|High|Extreme]
  *                    [--deduplication Off|Safe|Relaxed] [--input text|csv|tsv|jsonl] [--column N|NAME]
- *                    [--delimiter C] [--header] [--output jsonl|csv] [--out FILE] [--quiet]
+ *                    [--delimiter C] [--header] [--output jsonl|csv] [--csv-formulas escape|keep] [--out FILE]
+ *                    [--quiet] [--version]
  *
  * Reads one address per line (or one CSV column) and writes one result per input, in input order.
  */
 import { createReadStream, createWriteStream, readFileSync, statSync, type ReadStream, type WriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { parseArgs } from 'node:util';
 import { DEDUPLICATION_MODES, type Deduplication } from '../engine/dedupe.js';
 import { ENTRY_FIELDS } from '../engine/entry.js';
 import { createVerifier, type BatchInput, type VerifierOptions } from '../engine/verifier.js';
-import { ENGINE_FLAGS, UsageError, engineOptionsOf, usage } from './engine-flags.js';
+import { closestName } from '../options/names.js';
+import { ENGINE_FLAGS, UsageError, engineOptionsOf, ineffectiveFlagsWarning, usage } from './engine-flags.js';
+import { parseFlags } from './flags.js';
 import { serve } from './serve.js';
-import { csvAddresses, csvText, MAX_RECORD_SIZE } from './csv.js';
+import { csvAddresses, csvText, CSV_FORMULAS, MAX_RECORD_SIZE, type CsvFormulas } from './csv.js';
 import { BatchedWriter } from './output.js';
 import { ProgressLine, RunObserver, Tally, type RunState } from './report.js';
 
@@ -29,7 +31,12 @@ and writes one result per input, in order.
 Options:
   --checks syntax|dns|smtp
                           how far to verify (default syntax): "syntax" is offline (syntax, lists,
-                          suggestions); "dns" adds the DNS/MX checks; "smtp" probes the mailboxes
+                          suggestions), so every well-formed address on a domain that may exist is
+                          Deliverable; "dns" adds the DNS/MX checks; "smtp" probes the mailboxes.
+                          The DNS flags (--dns-server, --dns-timeout, --quality, --passes,
+                          --pass-delay) act from "dns", the SMTP ones (--smtp-port, --helo-name,
+                          --mail-from, --max-connections) at "smtp" only: given with a lower level,
+                          they have no effect and a warning on standard error says so
   --helo-name NAME        EHLO name for SMTP probes (default: this host's name); use a name whose
                           address and reverse DNS match the address you connect from
   --mail-from ADDRESS     envelope sender of SMTP probes (default verify@<helo name>)
@@ -57,10 +64,14 @@ Options:
   --delimiter C           CSV: the field delimiter (default ","); "\t" or "tab" for tabs
   --header                CSV/TSV: the first record is a header, not an address
   --output jsonl|csv      output format (default jsonl)
+  --csv-formulas escape|keep
+                          CSV output: text cells that a spreadsheet would read as a formula (starting
+                          with =, +, -, @, a tab or a CR) get a leading ' (escape, the default), or are
+                          written as they are (keep), for programs rather than spreadsheets
   --out FILE              write the results to FILE instead of standard output
   -q, --quiet             no progress line and no summary
   -h, --help              this text
-  --version               the version of mailverify
+  --version               the version of mailverify (also "mailverify --version", "serve --version")
 
 In text input each line is one address; a trailing CR (CRLF line ending) is removed and the final
 line break does not start an entry. Every other line, blank ones included, gets a result; a line
@@ -93,7 +104,10 @@ interface CheckOptions {
   delimiter: string;
   header: boolean;
   output: 'jsonl' | 'csv';
+  csvFormulas: CsvFormulas;
   quiet: boolean;
+  /** Flags that have no effect at this checks level, told on standard error before the run. */
+  warning: string | undefined;
 }
 
 const INPUT_FORMATS = ['text', 'csv', 'tsv', 'jsonl'] as const;
@@ -105,8 +119,9 @@ function formatOf(source: string): InputFormat {
   return (ending as InputFormat | undefined) ?? 'text';
 }
 
-function parseCheckOptions(argv: string[]): CheckOptions | null {
-  const { values, positionals } = parseArgs({
+/** The options of `check`, or what to print instead of running: its help or the version. */
+function parseCheckOptions(argv: string[]): CheckOptions | 'help' | 'version' {
+  const { values, positionals } = parseFlags({
     args: argv,
     allowPositionals: true,
     options: {
@@ -119,11 +134,14 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
       header: { type: 'boolean' },
       quiet: { type: 'boolean', short: 'q', default: false },
       output: { type: 'string', default: 'jsonl' },
+      'csv-formulas': { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
+      version: { type: 'boolean', default: false },
     },
   });
-  if (values.help) return null;
+  if (values.help) return 'help';
+  if (values.version) return 'version';
   if (positionals.length > 1) throw new UsageError(`expected at most one input file, got ${positionals.length}`);
   const source = positionals[0] ?? '-';
   const checks = values.checks;
@@ -154,13 +172,30 @@ function parseCheckOptions(argv: string[]): CheckOptions | null {
   if (values.output !== 'jsonl' && values.output !== 'csv') {
     throw new UsageError(`--output must be jsonl or csv, got ${values.output}`);
   }
+  const csvFormulas = (values['csv-formulas'] ?? 'escape') as CsvFormulas;
+  if (!CSV_FORMULAS.includes(csvFormulas)) throw new UsageError(`--csv-formulas must be escape or keep, got ${csvFormulas}`);
+  if (values['csv-formulas'] !== undefined && values.output !== 'csv') throw new UsageError('--csv-formulas applies to --output csv');
   const delimiterText = values.delimiter ?? (input === 'tsv' ? '\t' : ',');
   const delimiter = delimiterText === '\\t' || delimiterText.toLowerCase() === 'tab' ? '\t' : delimiterText;
   if (delimiter.length !== 1 || delimiter === '"' || delimiter === '\r' || delimiter === '\n') {
     throw new UsageError(`--delimiter must be one character other than a quote or a line break, "\\t" or "tab", got ${JSON.stringify(delimiterText)}`);
   }
   if (input === 'tsv' && delimiter !== '\t') throw new UsageError(`TSV input is tab-separated; use --input csv --delimiter ${delimiterText} for another delimiter`);
-  return { source, checks, engine, deduplication, input, out: values.out, column, delimiter, header: values.header ?? false, output: values.output, quiet: values.quiet };
+  return {
+    source,
+    checks,
+    engine,
+    deduplication,
+    input,
+    out: values.out,
+    column,
+    delimiter,
+    header: values.header ?? false,
+    output: values.output,
+    csvFormulas,
+    quiet: values.quiet,
+    warning: ineffectiveFlagsWarning(values, checks),
+  };
 }
 
 /** The inputs of the source in batches, in order: lines of text, JSON Lines items, or one column of CSV records. */
@@ -330,7 +365,7 @@ async function check(options: CheckOptions): Promise<void> {
   // On a terminal only, and not on the one the results are printed to (the line would be drawn among them).
   const showProgress = !options.quiet && process.stderr.isTTY === true && !(out === process.stdout && process.stdout.isTTY === true);
   const progress = showProgress ? new ProgressLine(process.stderr, runState(options.source, source, input, tally)) : undefined;
-  const writer = new BatchedWriter(out);
+  const writer = new BatchedWriter(out, options.csvFormulas);
   try {
     progress?.start();
     if (options.output === 'csv') writer.add(csvText([ENTRY_FIELDS]));
@@ -406,6 +441,14 @@ function version(): string {
   return manifest.version;
 }
 
+const COMMANDS = ['check', 'serve'];
+
+/** `--version` among the flags (before a `--` that ends them). */
+function asksForVersion(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).includes('--version');
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -417,13 +460,25 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${version()}\n`);
       return 0;
     }
-    if (command === 'serve') return await serve(rest, process.env);
-    if (command !== 'check') throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    if (command === 'serve') {
+      // serve's own flags leave --version out: answered here, as for check and the command itself.
+      if (asksForVersion(rest)) {
+        process.stdout.write(`${version()}\n`);
+        return 0;
+      }
+      return await serve(rest, process.env);
+    }
+    if (command !== 'check') {
+      const near = closestName(command, COMMANDS);
+      throw new UsageError(`unknown command ${JSON.stringify(command)}${near === null ? '' : ` (did you mean ${near}?)`}`);
+    }
     const options = parseCheckOptions(rest);
-    if (options === null) {
-      process.stdout.write(USAGE + '\n');
+    if (options === 'help' || options === 'version') {
+      process.stdout.write(options === 'help' ? USAGE + '\n' : `${version()}\n`);
       return 0;
     }
+    // Before the run, and also with --quiet: it is about the command line, not the results.
+    if (options.warning !== undefined) process.stderr.write(`mailverify: ${options.warning}\n`);
     await check(options);
     return 0;
   } catch (error) {

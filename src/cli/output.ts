@@ -5,8 +5,9 @@
  * offline checks themselves. Lines are collected and written together when the batch is large, or when the process
  * is about to wait for something (more input, DNS, SMTP), so results still appear as soon as they are known.
  */
+import { escapeFormula } from '../engine/csv-formulas.js';
 import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
-import { csvText } from './csv.js';
+import { csvText, type CsvFormulas } from './csv.js';
 
 /**
  * A JSON string literal: the string quoted as it is when nothing in it needs an escape (the common case), else
@@ -57,12 +58,20 @@ export function jsonLine(entry: Entry): string {
   return line + '}';
 }
 
-/** The entry as a CSV record, fields in ENTRY_FIELDS order: absent ones empty, the suggestions joined by spaces. */
-export function csvRecord(entry: Entry): string[] {
+/**
+ * The entry as a CSV record, fields in ENTRY_FIELDS order: absent ones empty, the suggestions joined by spaces, text
+ * that starts like a formula escaped unless `formulas` is `keep` (numbers and booleans are never text).
+ */
+export function csvRecord(entry: Entry, formulas: CsvFormulas = 'escape'): string[] {
   const record: string[] = [];
   for (const field of ENTRY_FIELDS) {
     const value = entry[field];
-    record.push(value === undefined ? '' : Array.isArray(value) ? value.join(' ') : String(value));
+    if (value === undefined) record.push('');
+    else if (typeof value === 'number' || typeof value === 'boolean') record.push(String(value));
+    else {
+      const text = Array.isArray(value) ? value.join(' ') : value;
+      record.push(formulas === 'escape' ? escapeFormula(text) : text);
+    }
   }
   return record;
 }
@@ -196,7 +205,10 @@ export class BatchedWriter {
   /** The stream's error (EPIPE once the reader of a pipe has gone): nothing more is written after it. */
   error: NodeJS.ErrnoException | undefined;
 
-  constructor(private readonly out: NodeJS.WritableStream) {
+  constructor(
+    private readonly out: NodeJS.WritableStream,
+    private readonly csvFormulas: CsvFormulas = 'escape',
+  ) {
     out.on('error', (error: NodeJS.ErrnoException) => {
       this.error ??= error;
       this.waken?.(); // a wait for 'drain' ends: no drain comes after an error
@@ -215,7 +227,7 @@ export class BatchedWriter {
 
   /** Adds the entry as a CSV record (`csvRecord(entry)`). */
   addCsvRecord(entry: Entry): Promise<void> | undefined {
-    this.csvRecords.push(csvRecord(entry));
+    this.csvRecords.push(csvRecord(entry, this.csvFormulas));
     if (this.csvRecords.length >= CSV_RECORDS_PER_BATCH) return this.takeCsvRecords();
     this.scheduleFlush();
     return this.drained ?? undefined;

@@ -36,7 +36,7 @@ export interface BatchProgress {
   completed: number;
   /** Addresses in the input, once known (an array's length at once; an iterable's when it is exhausted). */
   total?: number;
-  /** completed / total, 0–100, once the total is known. */
+  /** completed / total, from 0 to 1 (the unit of the service's `progress.percentage`), once the total is known. */
   percentage?: number;
   /** From the rate so far, once the total is known and an address has finished. */
   estimatedTimeRemainingMs?: number;
@@ -51,7 +51,7 @@ export interface VerifyManyOptions {
   priority?: number;
   /** Stops the batch: nothing more is yielded (the iteration throws the signal's reason), its connections close. */
   signal?: AbortSignal;
-  /** Called as addresses finish (at most every 100 ms, and once at 100%). */
+  /** Called as addresses finish (at most every 100 ms, and once when all are done, `percentage` 1). */
   onProgress?: (progress: BatchProgress) => void;
   /** Addresses read ahead of the consumer (default 10,000): bounds memory, not speed. */
   readAhead?: number;
@@ -559,7 +559,7 @@ export class BatchRun {
     const progress: BatchProgress = { completed: this.completed };
     if (this.total !== undefined) {
       progress.total = this.total;
-      progress.percentage = this.total === 0 ? 100 : Math.round((this.completed / this.total) * 10_000) / 100;
+      progress.percentage = this.total === 0 ? 1 : this.completed / this.total;
       if (this.completed > 0) {
         const perAddress = (now - this.started) / this.completed;
         progress.estimatedTimeRemainingMs = Math.round(perAddress * (this.total - this.completed));

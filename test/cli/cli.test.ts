@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type LabDnsServer } from '../lab/dns-server.js';
+import { libreOfficeForTests, openCsvInLibreOffice } from '../lab/libreoffice.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { unreachableDnsServer } from '../lab/closed-port.js';
 import { parse } from 'csv-parse/sync';
@@ -193,10 +194,112 @@ describe('mailverify check --checks syntax', () => {
     ]);
   });
 
-  it('prints its version', () => {
+  it('prints its version: mailverify --version, check --version (its help lists it), serve --version', () => {
     const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    expect(mailverify(['--version'])).toMatchObject({ code: 0, stdout: `${manifest.version}\n` });
+    const printed = { code: 0, stdout: `${manifest.version}\n`, stderr: '' };
+    expect(mailverify(['--version'])).toMatchObject(printed);
+    expect(mailverify(['check', '--help']).stdout).toMatch(/^  --version /m);
+    expect(mailverify(['check', '--version'])).toMatchObject(printed);
+    expect(mailverify(['check', 'list.txt', '--checks', 'dns', '--version'])).toMatchObject(printed);
+    // Before any other check of the server's options (no password needed to ask for the version).
+    expect(mailverify(['serve', '--version'])).toMatchObject(printed);
   });
+
+  it('suggests the flag or command that was probably meant', () => {
+    const unknown = (args: string[]) => {
+      const result = mailverify(args, '');
+      expect(result.code).toBe(2);
+      return result.stderr.split('\n')[0];
+    };
+    expect(unknown(['check', '--dns-sever', '9.9.9.9'])).toBe('mailverify: unknown option --dns-sever (did you mean --dns-server?)');
+    expect(unknown(['check', '-', '--ouptut', 'csv'])).toBe('mailverify: unknown option --ouptut (did you mean --output?)');
+    expect(unknown(['check', '--dedup', 'Safe'])).toBe('mailverify: unknown option --dedup (did you mean --deduplication?)');
+    expect(unknown(['check', '--colum', '1'])).toBe('mailverify: unknown option --colum (did you mean --column?)');
+    expect(unknown(['check', '--frobnicate'])).toBe('mailverify: unknown option --frobnicate');
+    expect(unknown(['check', '-x'])).toBe('mailverify: unknown option -x');
+    expect(unknown(['chek', 'list.txt'])).toBe('mailverify: unknown command "chek" (did you mean check?)');
+    // After "--", a name that starts with "-" is a file, not a flag.
+    expect(mailverify(['check', '--', '--dns-sever'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/ENOENT/) });
+  });
+
+  it('names the flag and the value of a bad --dns-server, for check and serve', () => {
+    const message = (value: string) => `mailverify: --dns-server must be an IP address with an optional port (9.9.9.9, [2620:fe::fe]:53), got ${value}\n`;
+    for (const value of ['999.1.1.1', 'dns.example', '1.1.1.1:99999', '[::1]']) {
+      const result = mailverify(['check', '-', '--checks', 'dns', '--dns-server', '9.9.9.9', '--dns-server', value], 'a@example.org\n');
+      expect(result).toMatchObject({ code: 2, stdout: '' });
+      expect(result.stderr.split('\n')[0] + '\n').toBe(message(value));
+      expect(result.stderr).not.toMatch(/dns\.servers/);
+    }
+    const env = { ...process.env, MAILVERIFY_ROOT_PASSWORD: 'secret' };
+    const serve = spawnSync(process.execPath, [cli, 'serve', '--port', '0', '--dns-server', 'nope'], { encoding: 'utf8', env, timeout: 30_000 });
+    expect(serve.status).toBe(2);
+    expect(serve.stderr.split('\n')[0]).toMatch(/^mailverify: --dns-server must be an IP address with an optional port\b.*, got nope$/);
+  });
+
+  it('warns that DNS and SMTP flags have no effect below their checks level, and runs', () => {
+    const input = 'jane@example.org\n=1+1@example.org\nuser@[10.0.0.1]\n';
+    const plain = mailverify(['check', '-', '-q'], input);
+    const given = mailverify(['check', '-', '-q', '--dns-server', '9.9.9.9', '--dns-timeout', '100', '--helo-name', 'probe.example.org'], input);
+    expect(given.code).toBe(0);
+    expect(given.stderr).toBe(
+      'mailverify: warning: --dns-server, --dns-timeout and --helo-name have no effect with --checks syntax, which uses no network; add --checks dns or --checks smtp to use them\n',
+    );
+    // The results are those of a run without the flags.
+    const statuses = (stdout: string) => jsonLines(stdout).map((e) => e.status);
+    expect(statuses(given.stdout)).toEqual(statuses(plain.stdout));
+    expect(mailverify(['check', '-', '-q', '--smtp-port', '2525', '--checks', 'syntax'], input).stderr).toBe(
+      'mailverify: warning: --smtp-port has no effect with --checks syntax, which uses no network; add --checks dns or --checks smtp to use it\n',
+    );
+    // Flags that act offline get no warning: --allow-private-addresses lets a literal on a private address pass.
+    const literal = mailverify(['check', '-', '-q', '--allow-private-addresses', '--refuse', 'quoted', '--no-provider-rules'], input);
+    expect(literal.stderr).toBe('');
+    expect(statuses(literal.stdout)[2]).toBe('Success');
+    expect(statuses(plain.stdout)[2]).toBe('UnacceptableDomainLiteral');
+    expect(mailverify(['check', '--help']).stdout).toMatch(/given with a lower level,\s+they have no effect and a warning on standard error says so/);
+  });
+
+  it('writes CSV text that starts like a formula after a quote, unless --csv-formulas keep', () => {
+    const input = ['=1+1', '=HYPERLINK("http://x","y")', '+1@example.com', '-john@example.com', '@example.com', '\t=1@example.com', 'john@example.com'];
+    const jsonl = input.map((inputData) => JSON.stringify({ inputData, custom: `${inputData.slice(0, 2)}x` })).join('\n') + '\n';
+    const run = (extra: string[]) => {
+      const result = mailverify(['check', '-', '-q', '--input', 'jsonl', '--output', 'csv', ...extra], jsonl);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      const [header, ...records] = parse(result.stdout) as string[][];
+      return (field: string) => records.map((r) => r[header!.indexOf(field)]);
+    };
+    const escaped = run([]);
+    expect(escaped('inputData')).toEqual(["'=1+1", `'=HYPERLINK("http://x","y")`, "'+1@example.com", "'-john@example.com", "'@example.com", "'\t=1@example.com", 'john@example.com']);
+    expect(escaped('custom')).toEqual(["'=1x", "'=Hx", "'+1x", "'-jx", "'@ex", "'\t=x", 'jox']);
+    // The tab before an address is white space around it: the address itself starts with =.
+    expect(escaped('emailAddress')).toEqual(['', '', "'+1@example.com", "'-john@example.com", '', "'=1@example.com", 'john@example.com']);
+    expect(escaped('index')).toEqual(['0', '1', '2', '3', '4', '5', '6']);
+    expect(escaped('status')[3]).toBe('Success'); // the address that starts with - is valid, and stays so
+    const kept = run(['--csv-formulas', 'keep']);
+    expect(kept('inputData')).toEqual(input);
+    expect(run(['--csv-formulas', 'escape'])('inputData')).toEqual(escaped('inputData'));
+    expect(mailverify(['check', '-', '--csv-formulas', 'keep'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--csv-formulas applies to --output csv/) });
+    expect(mailverify(['check', '-', '--output', 'csv', '--csv-formulas', 'off'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--csv-formulas must be escape or keep, got off/) });
+  });
+
+  const soffice = libreOfficeForTests("the CLI's CSV output was");
+  if (soffice !== null) {
+    it('writes CSV that LibreOffice, evaluating formulas, opens as text; with --csv-formulas keep, as formulas', async () => {
+      const input = '=1+1\n=HYPERLINK("http://x","y")\n';
+      const opened = async (extra: string[]) => {
+        const result = mailverify(['check', '-', '-q', '--output', 'csv', ...extra], input);
+        const cells = await openCsvInLibreOffice(soffice, result.stdout);
+        return cells.slice(1).map((row) => [row[1]!.value, row[1]!.formula]);
+      };
+      expect(await opened([])).toEqual([
+        ["'=1+1", undefined],
+        [`'=HYPERLINK("http://x","y")`, undefined],
+      ]);
+      expect(await opened(['--csv-formulas', 'keep'])).toEqual([
+        [2, '1+1'],
+        ['y', 'HYPERLINK("http://x","y")'],
+      ]);
+    });
+  }
 
   it('reads tab-separated columns with --delimiter tab or "\\t"', () => {
     const file = join(dir, 'people.tsv');

@@ -2,7 +2,7 @@
 // src/ exists, every relative link of the README leads to a file (and heading) of the repository, and no comment
 // sends the reader to a document outside the repository.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -56,17 +56,35 @@ describe('citations in src/', () => {
   });
 });
 
-describe('links of the README', () => {
+describe('links of the README and of docs/', () => {
   it('lead to files and headings of the repository', () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const documents = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join('docs', name))];
     const broken: string[] = [];
-    for (const match of readme.matchAll(/\]\((?!https?:|mailto:)([^)#\s]*)(?:#([^)\s]+))?\)/g)) {
-      const target = match[1] === '' ? 'README.md' : match[1]!;
-      if (!existsSync(join(root, target))) broken.push(`${target} does not exist`);
-      else if (match[2] !== undefined && target.endsWith('.md') && !anchorsOf(relative(root, join(root, target))).has(match[2])) {
-        broken.push(`${target} has no #${match[2]}`);
+    let count = 0;
+    for (const document of documents) {
+      const text = readFileSync(join(root, document), 'utf8');
+      for (const match of text.matchAll(/\]\((?!https?:|mailto:)([^)#\s]*)(?:#([^)\s]+))?\)/g)) {
+        count++;
+        // A link is relative to the folder of the document it is in.
+        const target = match[1] === '' ? document : relative(root, join(root, dirname(document), match[1]!));
+        if (!existsSync(join(root, target))) broken.push(`${document}: ${target} does not exist`);
+        else if (match[2] !== undefined && target.endsWith('.md') && !anchorsOf(target).has(match[2])) {
+          broken.push(`${document}: ${target} has no #${match[2]}`);
+        }
       }
     }
     expect(broken).toEqual([]);
+    expect(count).toBeGreaterThan(40);
+  });
+});
+
+describe('docs/troubleshooting.md', () => {
+  it('names statuses of the catalogue only', async () => {
+    const { STATUS_CODES } = await import('../../src/status/catalogue.js');
+    const text = readFileSync(join(root, 'docs/troubleshooting.md'), 'utf8');
+    // Status codes are written as `CamelCase` words of two parts or more; classifications are single words.
+    const named = new Set([...text.matchAll(/`([A-Z][a-z]+(?:[A-Z][a-z]*)+)`/g)].map((m) => m[1]!));
+    expect(named.size).toBeGreaterThanOrEqual(8);
+    expect([...named].filter((name) => !(STATUS_CODES as readonly string[]).includes(name))).toEqual([]);
   });
 });

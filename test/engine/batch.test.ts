@@ -185,7 +185,7 @@ describe('settled inputs (a job resumed after a restart)', () => {
       [2, 'Success', undefined, 'Deliverable'],
     ]);
     expect(entries[0]).toMatchObject({ emailAddress: 'jo@example.org', isFreeEmailAddress: false });
-    expect(progress.at(-1)).toBe(100);
+    expect(progress.at(-1)).toBe(1);
   });
 });
 

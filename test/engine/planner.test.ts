@@ -266,25 +266,28 @@ describe('abort, priority and progress', () => {
     expect(order.indexOf('alice@h-plan.com')).toBeLessThanOrEqual(1);
   });
 
-  it('reports progress up to 100%, with the total of an array at once and of an iterable at its end', async () => {
+  it('reports progress from 0 to 1 (the unit of the service), with the total of an array at once and of an iterable at its end', async () => {
     const v = verifier({ checks: 'syntax' });
     const reports: BatchProgress[] = [];
     const inputs = Array.from({ length: 500 }, (_, i) => `user${i}@example.org`);
     await collect(v.verifyMany(inputs, { onProgress: (p) => reports.push(p) }));
-    expect(reports.at(-1)).toEqual({ completed: 500, total: 500, percentage: 100, estimatedTimeRemainingMs: 0 });
-    for (const report of reports) expect(report.total).toBe(500);
+    expect(reports.at(-1)).toEqual({ completed: 500, total: 500, percentage: 1, estimatedTimeRemainingMs: 0 });
+    for (const report of reports) {
+      expect(report.total).toBe(500);
+      expect(report.percentage).toBe(report.completed / 500);
+    }
 
     const fromIterable: BatchProgress[] = [];
     async function* source() {
       yield* ['a@example.org', 'b@example.org', 'bad'];
     }
     await collect(v.verifyMany(source(), { onProgress: (p) => fromIterable.push(p) }));
-    expect(fromIterable.at(-1)).toMatchObject({ completed: 3, total: 3, percentage: 100 });
-    expect(fromIterable.filter((p) => p.percentage === 100)).toHaveLength(1);
+    expect(fromIterable.at(-1)).toMatchObject({ completed: 3, total: 3, percentage: 1 });
+    expect(fromIterable.filter((p) => p.percentage === 1)).toHaveLength(1);
 
     const empty: BatchProgress[] = [];
     expect(await collect(v.verifyMany([], { onProgress: (p) => empty.push(p) }))).toEqual([]);
-    expect(empty).toEqual([{ completed: 0, total: 0, percentage: 100 }]);
+    expect(empty).toEqual([{ completed: 0, total: 0, percentage: 1 }]);
     await v.close();
   });
 

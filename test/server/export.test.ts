@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import * as XLSX from '@e965/xlsx';
 import { parse as parseCsv } from 'csv-parse/sync';
+import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import ExcelJS from 'exceljs';
 import type { FastifyInstance } from 'fastify';
 import {
@@ -26,6 +27,7 @@ import { XLS_MAX_ROWS } from '../../src/server/export/biff8.js';
 import { MAX_DATA_ROWS, XLSX_MAX_ROWS } from '../../src/server/export/index.js';
 import { cellsOf } from '../../src/server/export/rows.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
+import { libreOfficeForTests, openCsvInLibreOffice, openInLibreOffice } from '../lab/libreoffice.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 
 const USER = 'root';
@@ -134,9 +136,12 @@ function expectedCells(entry: Entry): Array<string | number | boolean | null> {
   });
 }
 
-/** The same as CSV text. */
+/**
+ * The same as CSV text: text that starts with =, +, -, @, a tab or a CR (a formula to a spreadsheet) after a single
+ * quote (OWASP, CSV Injection); numbers and booleans as they are.
+ */
 function expectedCsvRow(entry: Entry): string[] {
-  return expectedCells(entry).map((cell) => (cell === null ? '' : String(cell)));
+  return expectedCells(entry).map((cell) => (cell === null ? '' : typeof cell === 'string' && /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : String(cell)));
 }
 
 async function readXlsx(bytes: Buffer<ArrayBufferLike>): Promise<Array<Array<string | number | boolean | null>>> {
@@ -308,6 +313,119 @@ describe('export formats', () => {
       for (let i = 0; i <= XLS_MAX_ROWS; i++) full.addRow([i]);
     }).toThrow(RangeError);
   });
+});
+
+describe('CSV: text a spreadsheet would take for a formula', () => {
+  // Every character that starts a formula, at the start of user text: the input, the custom value, and addresses
+  // that are valid and start like a formula (so that the address and its local part carry it too).
+  const FORMULAS = [
+    { inputData: '=1+1', custom: '=HYPERLINK("http://x","y")' },
+    { inputData: '=HYPERLINK("http://x","y")', custom: '+1+1' },
+    { inputData: '-john@example.com', custom: '-1' },
+    { inputData: '+1@example.com', custom: '@SUM(1+1)' },
+    { inputData: '=1+1@example.com', custom: '\t=1+1' },
+    { inputData: '@example.com', custom: '\r=1+1' },
+    { inputData: '\t=1+1@example.com', custom: 'a=b, -c, +d' },
+    { inputData: 'john@example.com', custom: "'=already quoted" },
+  ];
+  let id: string;
+  let entries: Entry[];
+  let csv: string;
+  const column = (field: (typeof ENTRY_FIELDS)[number]) => ENTRY_FIELDS.indexOf(field);
+
+  beforeAll(async () => {
+    id = await completedJob(FORMULAS);
+    entries = await jsonEntries(id);
+    const answer = await call('GET', `/v2.7/email-validations/${id}/entries`, { accept: 'text/csv' });
+    expect(answer.status).toBe(200);
+    csv = answer.text;
+  });
+
+  it('CSV: a single quote before each text cell that starts with =, +, -, @, a tab or a CR; the JSON listing unchanged', () => {
+    expect(entries.map((e) => [e.inputData, e.custom])).toEqual(FORMULAS.map((f) => [f.inputData, f.custom]));
+    const records = (parseCsv(csv, { record_delimiter: '\r\n' }) as string[][]).slice(1);
+    expect(records).toEqual(entries.map(expectedCsvRow));
+    expect(records.map((r) => r[column('inputData')])).toEqual([
+      "'=1+1",
+      `'=HYPERLINK("http://x","y")`,
+      "'-john@example.com",
+      "'+1@example.com",
+      "'=1+1@example.com",
+      "'@example.com",
+      "'\t=1+1@example.com",
+      'john@example.com',
+    ]);
+    expect(records.map((r) => r[column('custom')])).toEqual([
+      `'=HYPERLINK("http://x","y")`,
+      "'+1+1",
+      "'-1",
+      "'@SUM(1+1)",
+      "'\t=1+1",
+      "'\r=1+1",
+      'a=b, -c, +d',
+      "'=already quoted",
+    ]);
+    // An address that starts with - parses: its verdict and its fields are the address's; only the CSV cells of
+    // its text get the quote.
+    const dash = entries[2]!;
+    expect(dash).toMatchObject({ status: 'Success', emailAddress: '-john@example.com', emailAddressLocalPart: '-john' });
+    expect(records[2]![column('emailAddress')]).toBe("'-john@example.com");
+    expect(records[2]![column('emailAddressLocalPart')]).toBe("'-john");
+    expect(records[2]![column('emailAddressDomainPart')]).toBe('example.com');
+    // Typed fields are not text: the index and the failure index are numbers as they are, the flags words.
+    const notAnAddress = entries.findIndex((e) => e.syntaxFailureIndex !== undefined);
+    expect(records[notAnAddress]![column('syntaxFailureIndex')]).toBe(String(entries[notAnAddress]!.syntaxFailureIndex));
+    expect(records.map((r) => r[column('index')])).toEqual(entries.map((e) => String(e.index)));
+    expect(records[2]![column('isRoleAccount')]).toBe('false');
+  });
+
+  it('xlsx and xls: the same text in typed string cells, as it is, never a formula', async () => {
+    for (const accept of [XLSX_TYPE, XLS_TYPE]) {
+      const answer = await call('GET', `/v2.7/email-validations/${id}/entries`, { accept });
+      const workbook = XLSX.read(answer.bytes, { type: 'buffer', cellFormula: true });
+      const sheet = workbook.Sheets[workbook.SheetNames[0]!]!;
+      for (const [row, entry] of entries.entries()) {
+        for (const field of ['inputData', 'custom', 'emailAddress'] as const) {
+          const cell = sheet[XLSX.utils.encode_cell({ r: row + 1, c: column(field) })] as XLSX.CellObject | undefined;
+          if (entry[field] === undefined) continue;
+          expect([accept, field, cell?.t, cell?.v, cell?.f]).toEqual([accept, field, 's', entry[field], undefined]);
+        }
+      }
+    }
+  });
+
+  const soffice = libreOfficeForTests('the CSV export was');
+  if (soffice !== null) {
+    it('LibreOffice, evaluating formulas, opens every cell of the export as text: no formula, the quote shown', async () => {
+      const cells = await openCsvInLibreOffice(soffice, csv);
+      expect(cells.flat().filter((cell) => cell.formula !== undefined)).toEqual([]);
+      const texts = (field: (typeof ENTRY_FIELDS)[number]) => cells.slice(1).map((row) => row[column(field)]!.value);
+      const records = (parseCsv(csv, { record_delimiter: '\r\n' }) as string[][]).slice(1);
+      // LibreOffice keeps a line break in a cell as LF: a lone CR comes back as one.
+      const asRead = (text: string) => (text === '' ? null : text.replace(/\r(?!\n)/g, '\n'));
+      for (const field of ['inputData', 'custom', 'emailAddress', 'emailAddressLocalPart'] as const) {
+        expect(texts(field)).toEqual(records.map((r) => asRead(r[column(field)]!)));
+      }
+      // The same cells without the quotes: LibreOffice makes formulas of them, so the setup above would have seen them.
+      const unescaped = stringifyCsv([[...ENTRY_FIELDS], ...entries.map((e) => expectedCells(e).map((cell) => (cell === null ? '' : String(cell))))]);
+      const opened = await openCsvInLibreOffice(soffice, unescaped);
+      const formulas = opened.flat().flatMap((cell) => (cell.formula === undefined ? [] : [cell.formula]));
+      expect(formulas).toEqual(expect.arrayContaining(['1+1', 'HYPERLINK("http://x","y")']));
+    });
+
+    it('LibreOffice opens the xlsx and xls exports with the text as it is, in text cells, no formula', async () => {
+      for (const [format, accept] of [['xlsx', XLSX_TYPE], ['xls', XLS_TYPE]] as const) {
+        const answer = await call('GET', `/v2.7/email-validations/${id}/entries`, { accept });
+        const cells = await openInLibreOffice(soffice, format, answer.bytes);
+        // (LibreOffice saves a boolean cell as the formula TRUE() or FALSE(): the text columns are the ones to look at.)
+        for (const field of ['inputData', 'custom', 'emailAddress', 'emailAddressLocalPart'] as const) {
+          const read = cells.slice(1).map((row) => row[column(field)]!);
+          const expected = entries.map((e) => ({ value: e[field]?.replace(/\r(?!\n)/g, '\n') ?? null, formula: undefined }));
+          expect([format, field, read]).toEqual([format, field, expected]);
+        }
+      }
+    });
+  }
 });
 
 function readXlsBare(bytes: Buffer): { rows: unknown[][]; types: string[][] } {

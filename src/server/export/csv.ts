@@ -1,8 +1,12 @@
-/** CSV export (RFC 4180): UTF-8 without BOM, a header row, CRLF line ends, quotes only where a cell needs them. */
+/**
+ * CSV export (RFC 4180): UTF-8 without BOM, a header row, CRLF line ends, quotes only where a cell needs them, and
+ * text that a spreadsheet would take for a formula (`=1+1`) written with a leading `'` (engine/csv-formulas.ts).
+ */
 import { Readable, pipeline } from 'node:stream';
 import { stringify } from 'csv-stringify';
+import { escapeFormula } from '../../engine/csv-formulas.js';
 import type { Entry } from '../../engine/entry.js';
-import { HEADER, cellsOf } from './rows.js';
+import { HEADER, cellsOf, type Cell } from './rows.js';
 
 /** The CSV text of the pages, as a stream that reads the next page only when the previous one has been taken. */
 export function csvStream(pages: AsyncIterable<Entry[]>): Readable {
@@ -19,7 +23,8 @@ export function csvStream(pages: AsyncIterable<Entry[]>): Readable {
   return pipeline(Readable.from(records()), stringify({ record_delimiter: 'windows', quoted_match: /[\r\n]|^\s|\s$/ }), () => {});
 }
 
-/** Numbers as JavaScript writes them, booleans as `true` / `false`, absent fields empty. */
-function csvText(cell: string | number | boolean | undefined): string {
+/** Text with formulas neutralised, numbers as JavaScript writes them, booleans as `true` / `false`, absent fields empty. */
+export function csvText(cell: Cell): string {
+  if (typeof cell === 'string') return escapeFormula(cell);
   return cell === undefined ? '' : String(cell);
 }

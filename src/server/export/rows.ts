@@ -6,7 +6,11 @@ import { ENTRY_FIELDS, type Entry } from '../../engine/entry.js';
 /** The header row: the entry's JSON field names. */
 export const HEADER: readonly string[] = ENTRY_FIELDS;
 
-/** A cell: text, a number, a boolean, or empty (the entry lacks the field). */
+/**
+ * A cell: text, a number, a boolean, or empty (the entry lacks the field). The types carry into the spreadsheets
+ * (xlsx inline strings, xls LABELSST records are text, never formulas); CSV has none, so its text cells are
+ * neutralised where a spreadsheet would read a formula (csv.ts).
+ */
 export type Cell = string | number | boolean | undefined;
 
 /** Entries read per store call: large enough to keep the per-call cost small, small enough to bound memory. */
