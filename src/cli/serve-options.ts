@@ -32,9 +32,15 @@ import {
 import { MAX_RETENTION_MS, MIN_RETENTION_MS } from '../server/submission.js';
 import { REFUSABLE, UsageError } from './engine-flags.js';
 
-/** A value a kind cannot read; `message` replaces "must be <expected>" when given (a file that cannot be read). */
+/**
+ * A value a kind cannot read. `reason` replaces "must be <expected>, got <value>" when given (a file that cannot be
+ * read); `part` names the item of a list that is wrong, with what an item must be.
+ */
 class BadValue extends Error {
-  constructor(readonly reason?: string) {
+  constructor(
+    readonly reason?: string,
+    readonly part?: { readonly expected: string; readonly value: unknown },
+  ) {
     super(reason);
   }
 }
@@ -138,16 +144,26 @@ function list<T>(item: Kind<T>, expected: string): Kind<T[]> {
   return {
     expected,
     repeatable: true,
-    fromText: (value) => value.split(',').map((part) => part.trim()).filter((part) => part !== '').map((part) => item.fromText(part)),
-    fromJson: (value, base) => (Array.isArray(value) ? value.map((part) => item.fromJson(part, base)) : fail()),
+    fromText: (value) => value.split(',').map((part) => part.trim()).filter((part) => part !== '').map((part) => itemOf(item, part, () => item.fromText(part))),
+    fromJson: (value, base) => (Array.isArray(value) ? value.map((part) => itemOf(item, part, () => item.fromJson(part, base))) : fail()),
     show: (values) => values.map((value) => item.show(value)).join(', '),
   };
+}
+
+/** An item of a list, read by `read`; a bad one names itself. */
+function itemOf<T>(item: Kind<T>, part: unknown, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof BadValue && error.reason === undefined) throw new BadValue(undefined, { expected: item.expected, value: part });
+    throw error;
+  }
 }
 
 /** A DNS server, `ip` or `ip:port` (`[ipv6]:port`), as the resolver reads it. */
 const dnsServer: Kind<string> = {
   ...text,
-  expected: 'an IP address with an optional port',
+  expected: 'an IP address with an optional port (9.9.9.9, [2620:fe::fe]:53)',
   fromText: (value) => {
     try {
       parseServers([value]);
@@ -373,11 +389,11 @@ function fromFlagOrEnv(option: ServeOption, flags: FlagValues, env: NodeJS.Proce
   if (flag !== undefined && flag !== false) {
     const source = `--${option.flag}`;
     if (flag === true) return { source, value: option.flagSets ?? true };
-    return read(option, source, Array.isArray(flag) ? flag.join(',') : flag, (kind, text) => kind.fromText(text));
+    return read(option, source, Array.isArray(flag) ? flag.join(',') : flag);
   }
   // An empty variable is an unset one (`MAILVERIFY_PORT=` in a unit file clears it).
   const variable = option.env === undefined ? undefined : env[option.env];
-  if (variable !== undefined && variable !== '') return read(option, option.env!, variable, (kind, text) => kind.fromText(text));
+  if (variable !== undefined && variable !== '') return read(option, option.env!, variable);
   return undefined;
 }
 
@@ -389,16 +405,20 @@ interface ConfigFile {
 
 function fromConfig(option: ServeOption, config: ConfigFile | undefined): Given | undefined {
   if (config === undefined || option.key === undefined || !Object.hasOwn(config.values, option.key)) return undefined;
-  return read(option, `${config.name}: ${option.key}`, config.values[option.key], (kind, value) => kind.fromJson(value, config.folder));
+  return read(option, `${config.name}: ${option.key}`, config.values[option.key], config);
 }
 
-function read<R>(option: ServeOption, source: string, raw: R, parse: (kind: Kind<unknown>, raw: R) => unknown): Given {
+/** The value of `raw`, text from a flag or variable, else JSON from `config`; a bad one is a UsageError naming `source`. */
+function read(option: ServeOption, source: string, raw: unknown, config?: ConfigFile): Given {
   try {
-    return { source, value: parse(option.kind, raw) };
+    return { source, value: config === undefined ? option.kind.fromText(raw as string) : option.kind.fromJson(raw, config.folder) };
   } catch (error) {
     if (!(error instanceof BadValue)) throw error;
-    const got = option.secret || error.reason !== undefined ? '' : `, got ${JSON.stringify(raw)}`;
-    throw new UsageError(`${source} ${error.reason ?? `must be ${option.kind.expected}`}${got}`);
+    if (error.reason !== undefined) throw new UsageError(`${source} ${error.reason}`);
+    const value = error.part === undefined ? raw : error.part.value;
+    // Text as it was written; JSON as JSON, so that "8080" and 8080 differ.
+    const got = option.secret ? '' : `, got ${config === undefined ? String(value) : JSON.stringify(value)}`;
+    throw new UsageError(`${source} must be ${error.part?.expected ?? option.kind.expected}${got}`);
   }
 }
 

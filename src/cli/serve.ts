@@ -7,9 +7,9 @@
  * Prints the origin it listens on once it accepts requests. SIGTERM, SIGINT or SIGHUP: it stops accepting, running
  * jobs write what they have (they go on at the next start), and it exits within 10 seconds.
  */
-import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { UsageError } from './engine-flags.js';
+import { parseFlags } from './flags.js';
 import { optionsHelp, resolveServeSettings, serveFlags } from './serve-options.js';
 
 export const SERVE_USAGE = `Usage: MAILVERIFY_ROOT_PASSWORD=SECRET mailverify serve [options]
@@ -25,6 +25,7 @@ config file over the default. Secrets are read from variables or files, never fr
 ${optionsHelp()}
 
   -h, --help              this text
+  --version               the version of mailverify
 
 Signals: SIGTERM, SIGINT or SIGHUP stop the server: it stops accepting, running jobs write what
 they have (they go on at the next start), and it exits within 10 seconds. A process manager
@@ -38,7 +39,7 @@ const PARENT_CHECK_MS = 1_000;
 
 /** Runs the server until a signal stops it; resolves with the exit code. */
 export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = parseFlags({
     args: argv,
     allowPositionals: false,
     options: { ...serveFlags(), help: { type: 'boolean', short: 'h', default: false } },

@@ -135,14 +135,17 @@ describe('serve options: precedence', () => {
 
 describe('serve options: errors name where the value came from', () => {
   it('a bad value names the flag, the variable or the key', () => {
-    expect(failure(() => settings(['--port', '70000']))).toBe('--port must be a TCP port number from 0 to 65535, got "70000"');
+    expect(failure(() => settings(['--port', '70000']))).toBe('--port must be a TCP port number from 0 to 65535, got 70000');
     expect(failure(() => settings([], { MAILVERIFY_RETENTION: '1 day' }))).toBe(
-      'MAILVERIFY_RETENTION must be a duration [d.]hh:mm:ss from 00:05:00 to 30.00:00:00, got "1 day"',
+      'MAILVERIFY_RETENTION must be a duration [d.]hh:mm:ss from 00:05:00 to 30.00:00:00, got 1 day',
     );
     expect(failure(() => settings([], {}, { checks: 'mx' }))).toMatch(/config-\w+\.json: checks must be one of syntax, dns, smtp, got "mx"$/);
     expect(failure(() => settings(['--trust-proxy', '10.0.0.300']))).toMatch(/^--trust-proxy must be true, false, a hop count/);
-    expect(failure(() => settings(['--dns-server', '9.9.9.9:99999']))).toBe('--dns-server must be IP addresses with optional ports, got "9.9.9.9:99999"');
-    expect(failure(() => settings(['--max-body-size', '64MB']))).toBe('--max-body-size must be a size: bytes, or a whole number with KiB, MiB or GiB, got "64MB"');
+    expect(failure(() => settings(['--dns-server', '9.9.9.9', '--dns-server', '9.9.9.9:99999']))).toBe(
+      '--dns-server must be an IP address with an optional port (9.9.9.9, [2620:fe::fe]:53), got 9.9.9.9:99999',
+    );
+    expect(failure(() => settings([], {}, { dnsServers: ['9.9.9.9', 53] }))).toMatch(/: dnsServers must be an IP address with an optional port .*, got 53$/);
+    expect(failure(() => settings(['--max-body-size', '64MB']))).toBe('--max-body-size must be a size: bytes, or a whole number with KiB, MiB or GiB, got 64MB');
   });
 
   it('a value of the wrong type in the config file names its key', () => {

@@ -94,7 +94,7 @@ describe('mailverify serve: configuration', () => {
     }
   });
 
-  it('refuses to start on a bad config file, naming the key (exit 2)', () => {
+  it('refuses to start on a bad key, value or flag, naming it (exit 2)', () => {
     const config = join(dir, 'bad.json');
     writeFileSync(config, JSON.stringify({ prot: 8080 }));
     const run = spawnSync(process.execPath, [CLI, 'serve', '--config', config], { env: { ...baseEnv(), MAILVERIFY_ROOT_PASSWORD: 'x' }, encoding: 'utf8' });
@@ -102,7 +102,10 @@ describe('mailverify serve: configuration', () => {
     expect(run.stderr).toContain('bad.json: unknown key "prot" (did you mean "port"?)');
     const badValue = spawnSync(process.execPath, [CLI, 'serve'], { env: { ...baseEnv(), MAILVERIFY_ROOT_PASSWORD: 'x', MAILVERIFY_CHECKS: 'mx' }, encoding: 'utf8' });
     expect(badValue.status).toBe(2);
-    expect(badValue.stderr).toContain('MAILVERIFY_CHECKS must be one of syntax, dns, smtp, got "mx"');
+    expect(badValue.stderr).toContain('MAILVERIFY_CHECKS must be one of syntax, dns, smtp, got mx');
+    const misspelt = spawnSync(process.execPath, [CLI, 'serve', '--allow-private-adresses'], { env: { ...baseEnv(), MAILVERIFY_ROOT_PASSWORD: 'x' }, encoding: 'utf8' });
+    expect(misspelt.status).toBe(2);
+    expect(misspelt.stderr).toContain('unknown option --allow-private-adresses (did you mean --allow-private-addresses?)');
   });
 });
 
