@@ -104,5 +104,5 @@ export function isValidALabel(lowerLabel: string): boolean {
   return valid;
 }
 
-/** Decoding and re-encoding costs some microseconds a label: the answers are kept, as for toALabel. */
+/** Decoding, checking and re-encoding a label costs tens of microseconds: the answers are kept, as for toALabel. */
 const aLabelCache = new Map<string, boolean>();

@@ -424,11 +424,11 @@ export async function startDnsServer(
 
 /**
  * MX records as node:dns answers them, for comparing on every Node.js version: Node.js 24 adds `type: 'MX'` to each
- * record and earlier versions do not, so that field alone is dropped; any other field stays, to be seen.
+ * record and earlier versions do not, so that field alone is dropped (with that value); any other field stays.
  */
 export function mxFields(records: readonly MxRecord[]): MxRecord[] {
   return records.map((record) => {
-    const { exchange, priority, ...rest } = record as MxRecord & { type?: unknown };
-    return Object.keys(rest).length === 1 && rest.type === 'MX' ? { exchange, priority } : { exchange, priority, ...rest };
+    const { type, ...fields } = record as MxRecord & { type?: unknown };
+    return type === 'MX' ? fields : record;
   });
 }
