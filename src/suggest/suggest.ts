@@ -15,7 +15,12 @@
  *   such candidate is taken, and a mistyped suffix is also corrected on unknown names (`stripe.con` → `stripe.com`)
  *   and together with one slip in a common name (`hotmal.con`).
  * - Otherwise the domain may be real, and the slip must be typical of the name's length: short names are dense in
- *   the namespace (nearly every 3-letter `.com` is registered), so they need a longer name or a typing-typical edit.
+ *   the namespace (nearly every 3-letter `.com` is registered), so they need a longer name or a typing-typical edit,
+ *   and a letter far from the one meant near the start or end of a short name makes another word (`grail`, `libera`).
+ * - The dominant providers (gmail.com, yahoo.com, hotmail.com), far commoner than any name near them, also take a
+ *   neighbouring key for the first letter (`tahoo`) and two slips of the hand (`gimal`, `gmial.co`); a big provider
+ *   without its first letter is taken when the rest starts with a vowel (`ahoo.com`, `andex.ru`); a common domain with
+ *   its suffix typed twice is taken (`gmail.com.com`).
  * - Ties rank by the kind of slip (swapped or doubled letters and neighbouring keys first) and then popularity.
  */
 import { parse } from 'tldts';
@@ -162,8 +167,7 @@ function involvesDot(edit: Edit, intended: string): boolean {
 const osaRows = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
 
 function withinTwoSlips(a: string, b: string): boolean {
-  if (Math.abs(a.length - b.length) > 2) return false;
-  if (b.length >= 63 || a.length >= 63) return false;
+  if (Math.abs(a.length - b.length) > 2 || b.length > 60) return false; // the rows hold 64
   let [before, previous, current] = osaRows as [Int32Array, Int32Array, Int32Array];
   for (let j = 0; j <= b.length; j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {
@@ -302,10 +306,9 @@ const TWO_SLIP_COST = 1.2;
  * `andex`, `utlook`); when it starts with a consonant it is too often a real name or word (`cloud` of icloud).
  */
 const DROPPED_FIRST_LETTER_WEIGHT = 800;
-const VOWEL = /^[aeiouy]/;
 
-function isVowel(letter: string): boolean {
-  return letter.length === 1 && 'aeiou'.includes(letter);
+function isVowel(letter: string | undefined): boolean {
+  return letter !== undefined && letter.length === 1 && 'aeiou'.includes(letter);
 }
 
 export function createSuggester(options: SuggesterOptions = {}): Suggester {
@@ -380,7 +383,7 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
         return length >= (first ? ANY_SLIP_MIN_LENGTH : TYPICAL_SLIP_MIN_LENGTH);
       case 'delete':
         if (isTypingTypical(edit, target.domain) && !first && length >= TYPICAL_SLIP_MIN_LENGTH) return true;
-        if (first && length >= ANY_SLIP_MIN_LENGTH && target.weight >= DROPPED_FIRST_LETTER_WEIGHT && VOWEL.test(target.head.slice(1))) {
+        if (first && length >= ANY_SLIP_MIN_LENGTH && target.weight >= DROPPED_FIRST_LETTER_WEIGHT && isVowel(target.head[1])) {
           return true;
         }
         return length >= (first ? FIRST_LETTER_MIN_LENGTH : ANY_SLIP_MIN_LENGTH);
@@ -445,16 +448,16 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
     if (isWellKnown(domain, real)) return [];
     const repeated = repeatedSuffixTarget(domain);
     if (repeated !== undefined) return [repeated.domain];
-    // A domain that may be real is only ever corrected to a common domain one slip away (two for the dominant
-    // providers); most domains have none.
-    if (real !== null && !mayBeOneSlipFromTarget(domain, keyHashes)) return twoSlipTargets(domain).map((target) => target.domain).slice(0, 1);
     const scored = new Map<string, number>();
     const offer = (suggestion: string, cost: number, bonus: number): void => {
       const score = cost - bonus;
       if (score < (scored.get(suggestion) ?? Infinity)) scored.set(suggestion, score);
     };
 
-    for (const [target, edit] of oneSlipTargets(domain)) {
+    // A domain that may be real is only ever corrected to a common domain one slip away (two for the dominant
+    // providers); most domains have none, which the hash test tells without building the candidates.
+    const nearOneSlip = real === null || mayBeOneSlipFromTarget(domain, keyHashes);
+    for (const [target, edit] of nearOneSlip ? oneSlipTargets(domain) : []) {
       const cost = editCost(edit, target.domain);
       if (real === null) {
         offer(target.domain, cost, target.bonus); // the domain cannot exist: any near common domain will do
