@@ -70,6 +70,7 @@ interface Edit {
 }
 
 const DEFAULT_MAX_SUGGESTIONS = 3;
+const NONE: readonly never[] = [];
 /** Weight of log10(popularity) against the cost of a slip: popularity only decides between near-equal slips. */
 const POPULARITY = 0.1;
 /** Further suggestions are given only when they are about as likely as the first. */
@@ -161,13 +162,14 @@ function involvesDot(edit: Edit, intended: string): boolean {
 }
 
 /**
- * Whether `a` and `b` are at most two slips apart (optimal string alignment distance: insertions, deletions,
- * substitutions, swaps of adjacent characters). Names are short, so a full table is cheap; rows are reused.
+ * How many slips apart `a` and `b` are, up to 3 meaning "more than two" (optimal string alignment distance:
+ * insertions, deletions, substitutions, swaps of adjacent characters). Names are short, so a full table is cheap;
+ * rows are reused.
  */
 const osaRows = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
 
-function withinTwoSlips(a: string, b: string): boolean {
-  if (Math.abs(a.length - b.length) > 2 || b.length > 60) return false; // the rows hold 64
+function slipsApart(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2 || b.length > 60) return 3; // the rows hold 64
   let [before, previous, current] = osaRows as [Int32Array, Int32Array, Int32Array];
   for (let j = 0; j <= b.length; j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {
@@ -182,10 +184,10 @@ function withinTwoSlips(a: string, b: string): boolean {
       current[j] = d;
       if (d < rowMin) rowMin = d;
     }
-    if (rowMin > 2) return false;
+    if (rowMin > 2) return 3;
     [before, previous, current] = [previous, current, before];
   }
-  return previous[b.length]! <= 2;
+  return Math.min(previous[b.length]!, 3);
 }
 
 /**
@@ -415,31 +417,37 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
    * (`gimal.com`, `hotlamil.com`), or one in the name and the suffix a listed typo form of theirs (`gmial.co`). Asked
    * only when no common domain is one slip away.
    */
-  function twoSlipTargets(domain: string): Target[] {
-    const found: Target[] = [];
+  function twoSlipTargets(domain: string): readonly Target[] {
+    let found: Target[] | undefined;
     for (const target of dominant) {
-      if (domain.charCodeAt(0) !== target.head.charCodeAt(0)) continue;
-      // One slip away is judged by the one-slip rules, which may have refused it (`grail` for gmail).
-      if (singleEdit(domain, target.domain) !== null) continue;
+      // Cheap tests first: most domains start with another letter, or are too long or short to be two slips away.
+      if (domain.charCodeAt(0) !== target.head.charCodeAt(0) || Math.abs(domain.length - target.domain.length) > 3) continue;
       const dot = domain.lastIndexOf('.');
       const typed = domain.slice(0, dot);
       const suffix = domain.slice(dot + 1);
       if (suffix === target.suffix) {
-        if (withinTwoSlips(typed, target.head) && isTwoSlipsOfTheHand(typed, target.head)) found.push(target);
-      } else if (listedTypos.get(target.suffix)?.has(suffix) === true && singleEdit(typed, target.head) !== null) {
-        found.push(target);
+        // Exactly two: one slip away is judged by the one-slip rules, which may have refused it (`grail` for gmail).
+        if (slipsApart(typed, target.head) === 2 && isTwoSlipsOfTheHand(typed, target.head)) (found ??= []).push(target);
+      } else if (listedTypos.get(target.suffix)?.has(suffix) === true && slipsApart(typed, target.head) === 1) {
+        (found ??= []).push(target);
       }
     }
-    return found;
+    return found ?? NONE;
   }
 
-  /** A common domain typed twice over at its end (`gmail.com.com`). */
+  /**
+   * A common domain typed twice over at its end (`gmail.com.com`, `hotmail.co.uk.co.uk`): after the first label, the
+   * suffix twice. Tested on characters first, since every domain of two labels or more is asked.
+   */
   function repeatedSuffixTarget(domain: string): Target | undefined {
-    for (let dot = domain.indexOf('.'); dot !== -1; dot = domain.indexOf('.', dot + 1)) {
-      const target = byDomain.get(domain.slice(0, dot));
-      if (target !== undefined) return domain.slice(dot + 1) === target.suffix ? target : undefined;
-    }
-    return undefined;
+    const start = domain.indexOf('.') + 1;
+    const rest = domain.length - start;
+    if (start === 0 || rest % 2 === 0) return undefined;
+    const middle = start + (rest - 1) / 2;
+    if (domain.charCodeAt(middle) !== 0x2e) return undefined;
+    for (let i = start; i < middle; i++) if (domain.charCodeAt(i) !== domain.charCodeAt(middle + 1 + i - start)) return undefined;
+    const target = byDomain.get(domain.slice(0, middle));
+    return target?.suffix === domain.slice(start, middle) ? target : undefined;
   }
 
   function suggestDomains(domain: string): string[] {
@@ -448,15 +456,17 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
     if (isWellKnown(domain, real)) return [];
     const repeated = repeatedSuffixTarget(domain);
     if (repeated !== undefined) return [repeated.domain];
+    // A domain that may be real is only ever corrected to a common domain one slip away (two for the dominant
+    // providers); most domains have none, which the hash test tells without building the candidates.
+    const nearOneSlip = real === null || mayBeOneSlipFromTarget(domain, keyHashes);
+    const twoSlips = nearOneSlip ? undefined : twoSlipTargets(domain);
+    if (twoSlips?.length === 0) return [];
     const scored = new Map<string, number>();
     const offer = (suggestion: string, cost: number, bonus: number): void => {
       const score = cost - bonus;
       if (score < (scored.get(suggestion) ?? Infinity)) scored.set(suggestion, score);
     };
 
-    // A domain that may be real is only ever corrected to a common domain one slip away (two for the dominant
-    // providers); most domains have none, which the hash test tells without building the candidates.
-    const nearOneSlip = real === null || mayBeOneSlipFromTarget(domain, keyHashes);
     for (const [target, edit] of nearOneSlip ? oneSlipTargets(domain) : []) {
       const cost = editCost(edit, target.domain);
       if (real === null) {
@@ -473,7 +483,7 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
     }
 
     if (real === null) fixSuffix(domain, offer, scored.size > 0);
-    else if (scored.size === 0) for (const target of twoSlipTargets(domain)) offer(target.domain, TWO_SLIP_COST, target.bonus);
+    else if (scored.size === 0) for (const target of twoSlips ?? twoSlipTargets(domain)) offer(target.domain, TWO_SLIP_COST, target.bonus);
     const ranked = [...scored].sort((a, b) => a[1] - b[1]);
     const best = ranked[0]?.[1] ?? 0;
     return ranked.filter(([, score]) => score <= best + RUNNER_UP_MARGIN).map(([suggestion]) => suggestion);
