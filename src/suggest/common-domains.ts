@@ -394,9 +394,9 @@ export const PROVIDER_VARIANTS: readonly DomainGroup[] = [
       'y7mail.com', 'ymail4.com',
     ],
     source:
-      `Free-mail domains of ${EMAIL_PROVIDERS_ALL} one slip from a common domain, kept as providers of their own ` +
-      '(terra.com.ar is Terra Argentina, also in common.json; y7mail.com is Yahoo7 Mail, Australia; the others are ' +
-      'free-mail services of their own name)',
+      `Free-mail domains of ${EMAIL_PROVIDERS_ALL} one slip from a common domain, kept as providers: the list names ` +
+      'them and the real typos of mailgun/flanker do not (terra.com.ar, Terra Argentina, is also in common.json; ' +
+      'y7mail.com is Yahoo7 Mail, Australia; most others are free-mail services of the early web under their own names)',
     note:
       'the free-provider list keeps them (src/lists/free-providers.ts); being here stops the suggester from ' +
       'correcting them. Typos in that list go to src/lists/data/free-provider-exclusions.ts instead',

@@ -49,29 +49,28 @@ export const TYPO_DOMAINS: readonly (Sourced & { readonly intended: string })[] 
     names: ['hotmails.com'],
     intended: 'hotmail.com',
     source:
-      'One typing slip from hotmail.com (an s added), listed as such in the hand-made typo maps of several public ' +
-      'repositories; no mail service of this name is documented (observed 2026-11 in the provider lists of ' +
-      'mailcheck/mailcheck and mailgun/flanker, which do not have it)',
+      'One typing slip from hotmail.com (an s added), listed as its typo in the hand-made typo maps of several public ' +
+      'repositories (observed 2026-11); not a provider in derhuerst/email-providers common.json',
   },
   {
     names: ['zoutlook.com'],
     intended: 'outlook.com',
     source:
-      'One typing slip from outlook.com (a z added in front); no mail service of this name is documented (observed ' +
-      '2026-11: not in the provider lists of mailcheck/mailcheck and mailgun/flanker)',
+      'One typing slip from outlook.com (a z added in front); not a provider in derhuerst/email-providers common.json ' +
+      '(observed 2026-11 for 2.26.0), only in all.json, which collects sign-up domains, typos included',
   },
   {
     names: ['uymail.com'],
     intended: 'ymail.com',
     source:
-      'One typing slip from ymail.com (u, the key next to y, added); no mail service of this name is documented ' +
-      '(observed 2026-11: not in the provider lists of mailcheck/mailcheck and mailgun/flanker)',
+      'One typing slip from ymail.com (u, the key next to y, added); not a provider in derhuerst/email-providers ' +
+      'common.json (observed 2026-11 for 2.26.0), only in all.json, which collects sign-up domains, typos included',
   },
   {
     names: ['netsero.net'],
     intended: 'netzero.net',
     source:
-      'One typing slip from netzero.net (s for z); no mail service of this name is documented (observed 2026-11: not in ' +
-      'the provider lists of mailcheck/mailcheck and mailgun/flanker)',
+      'One typing slip from netzero.net (s for z); not a provider in derhuerst/email-providers common.json (observed ' +
+      '2026-11 for 2.26.0), only in all.json, which collects sign-up domains, typos included',
   },
 ];
