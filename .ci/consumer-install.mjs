@@ -7,7 +7,7 @@
 // One line per test, then "N passed, N failed"; the exit code is 1 when a test failed.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,52 +107,10 @@ for (const [i, binDir] of binDirs.entries()) {
       (await test(`${label} npm install --engine-strict of the tarball into an empty folder`, async () => {
         await output('npm', ['install', '--engine-strict', '--no-audit', '--no-fund', tarball], { cwd: consumer, env });
       }));
-    if (!installed) {
-      // The quick starts below cannot run without the package; each counts as failed.
-      for (const name of ['engines of the tree', 'library (import)', 'library (require)', 'command line', 'server']) {
-        await test(`${label} ${name}`, () => Promise.reject(new Error('not run: the package is not installed')));
-      }
-      continue;
+    for (const [name, body] of quickStarts(consumer, node, version, env)) {
+      // Without the package none can run; each counts as failed.
+      await test(`${label} ${name}`, installed ? body : () => Promise.reject(new Error('not run: the package is not installed')));
     }
-
-    await test(`${label} every package of the tree supports Node.js ${requiredVersions.join(', ')}`, async () => {
-      const tree = JSON.parse(await output('npm', ['query', '*'], { cwd: consumer, env }));
-      const excluding = tree
-        .filter((pkg) => pkg.engines?.node)
-        .filter((pkg) => requiredVersions.some((v) => !semver.satisfies(v, pkg.engines.node)))
-        .map((pkg) => `${pkg.name}@${pkg.version} (engines.node ${pkg.engines.node})`);
-      equal(excluding, [], 'packages whose engines exclude a supported Node.js');
-    });
-
-    await test(`${label} library quick start with import`, async () => {
-      writeFileSync(join(consumer, 'quick-start.mjs'), `import { parseAddress, createVerifier } from 'mailverify';\n${LIBRARY_PROBE}`);
-      equal(JSON.parse(await output(node, ['quick-start.mjs'], { cwd: consumer, env })), LIBRARY_EXPECTED(version), 'the results');
-    });
-
-    await test(`${label} library quick start with require`, async () => {
-      writeFileSync(
-        join(consumer, 'quick-start.cjs'),
-        `const { parseAddress, createVerifier } = require('mailverify');\n(async () => {${LIBRARY_PROBE}})();`,
-      );
-      equal(JSON.parse(await output(node, ['quick-start.cjs'], { cwd: consumer, env })), LIBRARY_EXPECTED(version), 'the results');
-    });
-
-    await test(`${label} npx mailverify check list.txt --checks syntax`, async () => {
-      writeFileSync(join(consumer, 'list.txt'), 'jane@example.com\njohn..doe@example.com\nno-at-sign\n');
-      const lines = await output('npx', ['--no', 'mailverify', 'check', 'list.txt', '--checks', 'syntax'], { cwd: consumer, env });
-      const entries = lines.trim().split('\n').map((line) => JSON.parse(line));
-      equal(
-        entries.map((entry) => [entry.inputData, entry.status]),
-        [
-          ['jane@example.com', 'Success'],
-          ['john..doe@example.com', 'DoubleDotSequence'],
-          ['no-at-sign', 'AtSignNotFound'],
-        ],
-        'the entries',
-      );
-    });
-
-    await test(`${label} mailverify serve: a job over HTTP, then SIGTERM`, () => serverQuickStart(consumer, env));
   } finally {
     rmSync(consumer, { recursive: true, force: true });
   }
@@ -162,6 +120,54 @@ rmSync(packDir, { recursive: true, force: true });
 
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = failed > 0 ? 1 : 0;
+
+/** The tests run in the consumer folder once the package is installed there: [name, body]. */
+function quickStarts(consumer, node, version, env) {
+  const runLibrary = async (file, source) => {
+    writeFileSync(join(consumer, file), source);
+    equal(JSON.parse(await output(node, [file], { cwd: consumer, env })), LIBRARY_EXPECTED(version), 'the results');
+  };
+  return [
+    [
+      `every package of the tree supports Node.js ${requiredVersions.join(', ')}`,
+      async () => {
+        const tree = JSON.parse(await output('npm', ['query', '*'], { cwd: consumer, env }));
+        const excluding = tree
+          .filter((pkg) => pkg.engines?.node)
+          .filter((pkg) => requiredVersions.some((v) => !semver.satisfies(v, pkg.engines.node)))
+          .map((pkg) => `${pkg.name}@${pkg.version} (engines.node ${pkg.engines.node})`);
+        equal(excluding, [], 'packages whose engines exclude a supported Node.js');
+      },
+    ],
+    [
+      'library quick start with import',
+      () => runLibrary('quick-start.mjs', `import { parseAddress, createVerifier } from 'mailverify';\n${LIBRARY_PROBE}`),
+    ],
+    [
+      'library quick start with require',
+      () =>
+        runLibrary('quick-start.cjs', `const { parseAddress, createVerifier } = require('mailverify');\n(async () => {${LIBRARY_PROBE}})();`),
+    ],
+    [
+      'npx mailverify check list.txt --checks syntax',
+      async () => {
+        writeFileSync(join(consumer, 'list.txt'), 'jane@example.com\njohn..doe@example.com\nno-at-sign\n');
+        const lines = await output('npx', ['--no', 'mailverify', 'check', 'list.txt', '--checks', 'syntax'], { cwd: consumer, env });
+        const entries = lines.trim().split('\n').map((line) => JSON.parse(line));
+        equal(
+          entries.map((entry) => [entry.inputData, entry.status]),
+          [
+            ['jane@example.com', 'Success'],
+            ['john..doe@example.com', 'DoubleDotSequence'],
+            ['no-at-sign', 'AtSignNotFound'],
+          ],
+          'the entries',
+        );
+      },
+    ],
+    ['mailverify serve: a job over HTTP, then SIGTERM', () => serverQuickStart(consumer, env)],
+  ];
+}
 
 /**
  * The server's quick start with the binary the package installs (node_modules/.bin/mailverify, as a process manager
