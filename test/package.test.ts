@@ -56,8 +56,7 @@ describe('the published package', () => {
   });
 
   it('ships type declarations for both module systems and the CLI', () => {
-    const listing = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' });
-    const files = (JSON.parse(listing) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
+    const files = packedFiles(root);
     for (const file of [
       'dist/index.js',
       'dist/index.cjs',
@@ -74,7 +73,40 @@ describe('the published package', () => {
       expect(files).toContain(file);
     }
   });
+
+  it('ships the licence and every document the README links to', () => {
+    const files = packedFiles(root);
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const documents = [...readme.matchAll(/\]\((docs\/[^)#\s]+)/g)].map((match) => match[1]!);
+    expect(documents).toContain('docs/verification.md');
+    for (const file of ['LICENSE', 'THIRD-PARTY-NOTICES.md', ...documents]) expect(files).toContain(file);
+    expect(files.filter((file) => /^(src|test|bench)\//.test(file))).toEqual([]);
+  });
+
+  it('ships the changelog', () => {
+    // The package's own files list, applied to a folder that surely holds a CHANGELOG.md.
+    const fixture = mkdtempSync(join(tmpdir(), 'mailverify-files-'));
+    try {
+      writeFileSync(join(fixture, 'package.json'), readFileSync(join(root, 'package.json')));
+      writeFileSync(join(fixture, 'CHANGELOG.md'), '# Changelog\n');
+      expect(packedFiles(fixture)).toContain('CHANGELOG.md');
+    } finally {
+      rmSync(fixture, { recursive: true, force: true });
+    }
+  });
+
+  it("gives the CommonJS build a real import.meta.url, not esbuild's empty stand-in", () => {
+    for (const file of ['index.cjs', 'server.cjs']) {
+      expect(readFileSync(join(root, 'dist', file), 'utf8')).not.toMatch(/\bimport_meta\d* = \{\}/);
+    }
+  });
 });
+
+/** The paths `npm pack` puts into the tarball of the package in `folder`. */
+function packedFiles(folder: string): string[] {
+  const listing = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: folder, encoding: 'utf8' });
+  return (JSON.parse(listing) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
+}
 
 /** Packages of the server: HTTP, database, tokens, and later spreadsheets. */
 const SERVER_PACKAGES = /node_modules\/(fastify|@fastify|libsql|@libsql|jose|exceljs|xlsx|@e965)\//;

@@ -8,9 +8,8 @@
  * free providers, the dynamic-DNS zone `dns.army` among the disposable domains), and letting them cover their
  * subdomains would flag every domain registered under them, a company's `acme.com.ar` as much as anyone's.
  */
-import { domainToASCII } from 'node:url';
 import { getPublicSuffix } from 'tldts';
-import { detached } from '../syntax/idna.js';
+import { detached, mapDomainToAscii } from '../syntax/idna.js';
 
 /** Lower-case LDH labels (and `_`, which some host names carry), separated by single dots. */
 const HOST_NAME = /^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*$/;
@@ -23,8 +22,9 @@ const NON_ASCII = /[^\x00-\x7f]/;
 export function normalizeDomain(name: string): string | null {
   let domain = name.trim().toLowerCase();
   if (domain.endsWith('.')) domain = domain.slice(0, -1);
-  // U-labels in the data (`müll.email`) are stored as A-labels, the form callers look up.
-  if (NON_ASCII.test(domain)) domain = domainToASCII(domain);
+  // U-labels in the data (`müll.email`) are stored as A-labels, the form callers look up; a disallowed character
+  // leaves nothing to store.
+  if (NON_ASCII.test(domain)) domain = mapDomainToAscii(domain) ?? '';
   return domain.length > 0 && domain.length <= 253 && HOST_NAME.test(domain) ? domain : null;
 }
 

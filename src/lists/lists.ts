@@ -10,6 +10,7 @@ import { ROLE_LOCAL_PARTS } from './data/role-local-parts.js';
 import { mailboxName } from '../syntax/local-part.js';
 import { DomainSet, DomainSetUnion, normalizeDomain } from './domain-set.js';
 import { disposableDomainData, freeProviderDomainData, usableEntries } from './packages.js';
+import { screenFreeProviders } from './free-providers.js';
 
 /**
  * How options change a list. A plain iterable adds its entries to the built-in list (extend);
@@ -116,7 +117,8 @@ function builtInLists(): BuiltIn {
   for (const relay of relayDomains) disposableDomains.delete(relay);
   builtIn = {
     disposableDomains,
-    freeProviderDomains: DomainSet.fromNormalized(usableEntries(freeProviderDomainData())),
+    // Without the package's documentation names and typo domains (free-providers.ts): a typo gets a suggestion instead.
+    freeProviderDomains: DomainSet.fromNormalized(screenFreeProviders(usableEntries(freeProviderDomainData())).kept),
     roleLocalParts: new Set(namesOf(ROLE_LOCAL_PARTS).map(roleKey)),
     relayDomains,
     disposableMailExchangers: tableSet(DISPOSABLE_MAIL_EXCHANGERS),

@@ -387,6 +387,20 @@ export const PROVIDER_VARIANTS: readonly DomainGroup[] = [
       'Rambler, Mail.ru, Tuta, Zoho, Interia, Onet, WP, NetEase, China Unicom, Kakao, KDDI au), added by hand',
     note: 'not checked against a maintained list; being here only stops suggestions for them',
   },
+  {
+    names: [
+      '3email.com', '4email.com', 'edmail.com', 'ehmail.com', 'emil.com', 'coxmail.com', 'earthling.net', 'eastmail.com',
+      'liberto.it', 'mail.nu', 'online.ie', 'proto2mail.com', 'terra.com.ar', 'tiscali.at', 'uk7.net', 'uk8.net',
+      'y7mail.com', 'ymail4.com',
+    ],
+    source:
+      `Free-mail domains of ${EMAIL_PROVIDERS_ALL} one slip from a common domain, kept as providers: the list names ` +
+      'them and the real typos of mailgun/flanker do not (terra.com.ar, Terra Argentina, is also in common.json; ' +
+      'y7mail.com is Yahoo7 Mail, Australia; most others are free-mail services of the early web under their own names)',
+    note:
+      'the free-provider list keeps them (src/lists/free-providers.ts); being here stops the suggester from ' +
+      'correcting them. Typos in that list go to src/lists/data/free-provider-exclusions.ts instead',
+  },
 ];
 
 /**
@@ -414,11 +428,12 @@ export const COMMON_SUFFIXES: readonly (readonly [suffix: string, weight: number
  * Typo forms of the most common suffixes that are seen in sign-up data, mostly for `.com`. Forms that are not
  * delegated top-level domains (`con`, `cmo`) can only be typos; `co` (Colombia), `cm` (Cameroon), `om` (Oman) and
  * `cam` are real, so they are corrected only for a known second-level label (`gmail.co`, never `example.co`).
- * Sources: the top-level list of Kicksend/mailcheck and the typos kept in derhuerst/email-providers all.json
- * (hotmail.con, gmail.co, gmail.om, yahoo.om, hotmail.cm).
+ * Sources: the top-level list of Kicksend/mailcheck, the typos kept in derhuerst/email-providers all.json
+ * (hotmail.con, gmail.co, gmail.om, yahoo.om, hotmail.cm) and mailgun/flanker tests/fixtures/domain_typos_valid.txt
+ * (`gmail.c`, `gmail.m`, `hotmail.c`: the rest of `.com` dropped).
  */
 export const SUFFIX_TYPOS: Readonly<Record<string, readonly string[]>> = {
-  com: ['con', 'cmo', 'ocm', 'comm', 'coom', 'cm', 'co', 'om', 'vom', 'xom', 'cpm', 'cim', 'clm', 'coim', 'c0m', 'comn', 'cam'],
+  com: ['con', 'cmo', 'ocm', 'comm', 'coom', 'cm', 'co', 'om', 'vom', 'xom', 'cpm', 'cim', 'clm', 'coim', 'c0m', 'comn', 'cam', 'c', 'm'],
   net: ['ner', 'nte', 'ent', 'nt', 'met', 'nett', 'ne'],
   org: ['ogr', 'rog', 'og', 'orgg', 'or'],
   'co.uk': ['co.ul', 'co.uj', 'co.um', 'couk', 'co.u', 'co.k', 'co.ik', 'co.yk', 'co.ukk', 'com.uk', 'cok.uk'],

@@ -15,7 +15,12 @@
  *   such candidate is taken, and a mistyped suffix is also corrected on unknown names (`stripe.con` → `stripe.com`)
  *   and together with one slip in a common name (`hotmal.con`).
  * - Otherwise the domain may be real, and the slip must be typical of the name's length: short names are dense in
- *   the namespace (nearly every 3-letter `.com` is registered), so they need a longer name or a typing-typical edit.
+ *   the namespace (nearly every 3-letter `.com` is registered), so they need a longer name or a typing-typical edit,
+ *   and a letter far from the one meant near the start or end of a short name makes another word (`grail`, `libera`).
+ * - The dominant providers (gmail.com, yahoo.com, hotmail.com), far commoner than any name near them, also take a
+ *   neighbouring key for the first letter (`tahoo`) and two slips of the hand (`gimal`, `gmial.co`); a big provider
+ *   without its first letter is taken when the rest starts with a vowel (`ahoo.com`, `andex.ru`); a common domain with
+ *   its suffix typed twice is taken (`gmail.com.com`).
  * - Ties rank by the kind of slip (swapped or doubled letters and neighbouring keys first) and then popularity.
  */
 import { parse } from 'tldts';
@@ -50,6 +55,8 @@ interface Target {
   readonly lettersOnly: boolean;
   /** Popularity bonus: ranks candidates whose slips cost the same. */
   readonly bonus: number;
+  /** The weight given (addresses per 100,000): the first-letter and two-slip rules apply to the commonest only. */
+  readonly weight: number;
 }
 
 /** One typing slip that turns `intended` into `typed`, in `intended`'s positions. */
@@ -63,6 +70,7 @@ interface Edit {
 }
 
 const DEFAULT_MAX_SUGGESTIONS = 3;
+const NONE: readonly never[] = [];
 /** Weight of log10(popularity) against the cost of a slip: popularity only decides between near-equal slips. */
 const POPULARITY = 0.1;
 /** Further suggestions are given only when they are about as likely as the first. */
@@ -153,6 +161,56 @@ function involvesDot(edit: Edit, intended: string): boolean {
   return edit.typed === '.' || edit.intended === '.' || (edit.kind === 'transpose' && intended[edit.at + 1] === '.');
 }
 
+/**
+ * How many slips apart `a` and `b` are, up to 3 meaning "more than two" (optimal string alignment distance:
+ * insertions, deletions, substitutions, swaps of adjacent characters). Names are short, so a full table is cheap;
+ * rows are reused.
+ */
+const osaRows = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
+
+function slipsApart(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2 || b.length > 60) return 3; // the rows hold 64
+  let [before, previous, current] = osaRows as [Int32Array, Int32Array, Int32Array];
+  for (let j = 0; j <= b.length; j++) previous[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    current[0] = i;
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
+      let d = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      if (i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1)) {
+        d = Math.min(d, before[j - 2]! + 1);
+      }
+      current[j] = d;
+      if (d < rowMin) rowMin = d;
+    }
+    if (rowMin > 2) return 3;
+    [before, previous, current] = [previous, current, before];
+  }
+  return Math.min(previous[b.length]!, 3);
+}
+
+/**
+ * Whether two slips from `intended` look like slips of the hand rather than another word: the letters are the same
+ * but for at most two (a letter moved, `gimal`, `yaooh`; doubled or dropped, `hotlamil`, `gml`; one changed,
+ * `gmiel`), or two letters are replaced, each by a neighbouring key (`hoynail`: y is next to t, n next to m). Not
+ * `gmac` or `hotmart`, real names two slips from gmail and hotmail.
+ */
+function isTwoSlipsOfTheHand(typed: string, intended: string): boolean {
+  if (typed.length > intended.length + 1) return false; // two letters added make a longer name (`yahoofs`, `gnwmail`)
+  const counts = new Map<string, number>();
+  for (const letter of typed) counts.set(letter, (counts.get(letter) ?? 0) + 1);
+  for (const letter of intended) counts.set(letter, (counts.get(letter) ?? 0) - 1);
+  let difference = 0;
+  for (const count of counts.values()) difference += Math.abs(count);
+  if (difference <= 2) return true;
+  if (typed.length !== intended.length) return false;
+  for (let i = 0; i < typed.length; i++) {
+    if (typed[i] !== intended[i] && !isNeighbour(typed[i], intended[i])) return false;
+  }
+  return true;
+}
+
 // --- Suffixes. ---
 
 interface SuffixFix {
@@ -217,6 +275,12 @@ function icannSuffix(domain: string): { suffix: string; registrable: string | nu
 const ANY_SLIP_MIN_LENGTH = 5;
 /** A deleted or changed first letter (`otmail`; `cloud` is a real name, not a slip of `icloud`). */
 const FIRST_LETTER_MIN_LENGTH = 7;
+/**
+ * A letter changed to one far from it on the keyboard, in the first two letters or the last: in a shorter name it is
+ * as often another word (`grail` for gmail, `libera` for libero) as a slip, unless a vowel stands for a vowel or a
+ * letter next to it is typed twice.
+ */
+const DISTANT_KEY_MIN_LENGTH = 7;
 /** An added letter (`aoll`, `livve`, `sfre`): it makes a longer name, and longer names are sparse. */
 const INSERTION_MIN_LENGTH = 3;
 /** A swap or a doubled letter typed once (`lvie`, `yaho`). */
@@ -229,6 +293,25 @@ const LETTERS_ONLY = /^[a-z]+$/;
 const DOT_SLIP_MIN_LENGTH = 3;
 /** A real but unusual suffix (`aol.om`, `me.cm`, a listed form like `aol.co`); from 5 letters any (`gmail.co`). */
 const SHORT_NAME_SUFFIX_MIN_LENGTH = 2;
+/**
+ * The few providers so much commoner than any other name near them that more is taken for a slip of theirs (weight as
+ * in COMMON_DOMAINS, addresses per 100,000): a neighbouring key for the first letter (`tahoo`, `hmail`) and, in a
+ * name with no common domain one slip away, two slips (`gimal`, `hotlamil`). Today gmail.com, yahoo.com, hotmail.com.
+ */
+const DOMINANT_WEIGHT = 5000;
+/** Two slips only in names this long: shorter names two slips from gmail or yahoo are mostly other real names. */
+const TWO_SLIP_MIN_LENGTH = 5;
+/** Cost of two slips: above any one slip, so a one-slip candidate always ranks first. */
+const TWO_SLIP_COST = 1.2;
+/**
+ * A dropped first letter, from a provider of this weight: the rest is a typo when it starts with a vowel (`ahoo`,
+ * `andex`, `utlook`); when it starts with a consonant it is too often a real name or word (`cloud` of icloud).
+ */
+const DROPPED_FIRST_LETTER_WEIGHT = 800;
+
+function isVowel(letter: string | undefined): boolean {
+  return letter !== undefined && letter.length === 1 && 'aeiou'.includes(letter);
+}
 
 export function createSuggester(options: SuggesterOptions = {}): Suggester {
   const maxSuggestions = options.maxSuggestions ?? DEFAULT_MAX_SUGGESTIONS;
@@ -243,7 +326,7 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
     if (suffix === undefined || suffix === domain || byDomain.has(domain)) continue;
     const head = domain.slice(0, -suffix.length - 1);
     const bonus = POPULARITY * Math.log10(Math.max(weight, 1));
-    const target = { domain, head, suffix, nameLength: head.replaceAll('.', '').length, lettersOnly: LETTERS_ONLY.test(head), bonus };
+    const target = { domain, head, suffix, nameLength: head.replaceAll('.', '').length, lettersOnly: LETTERS_ONLY.test(head), bonus, weight };
     targets.push(target);
     byDomain.set(domain, target);
     wellKnown.add(domain);
@@ -262,6 +345,10 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
   }
   const keyHashes = new Set<number>();
   for (const key of index.keys()) keyHashes.add(stringHash(key));
+  // Single-label suffixes only (gmail.com, yahoo.com, hotmail.com): twoSlipTargets splits at the last dot.
+  const dominant = targets.filter(
+    (target) => target.weight >= DOMINANT_WEIGHT && target.nameLength >= TWO_SLIP_MIN_LENGTH && !target.suffix.includes('.'),
+  );
   const commonSuffixes = new Set(COMMON_SUFFIXES.map(([suffix]) => suffix));
   const listedTypos = new Map<string, Set<string>>(Object.entries(SUFFIX_TYPOS).map(([s, typos]) => [s, new Set(typos)]));
 
@@ -298,8 +385,21 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
         return length >= (first ? ANY_SLIP_MIN_LENGTH : TYPICAL_SLIP_MIN_LENGTH);
       case 'delete':
         if (isTypingTypical(edit, target.domain) && !first && length >= TYPICAL_SLIP_MIN_LENGTH) return true;
+        if (first && length >= ANY_SLIP_MIN_LENGTH && target.weight >= DROPPED_FIRST_LETTER_WEIGHT && isVowel(target.head[1])) {
+          return true;
+        }
         return length >= (first ? FIRST_LETTER_MIN_LENGTH : ANY_SLIP_MIN_LENGTH);
       case 'substitute':
+        if (first && length >= ANY_SLIP_MIN_LENGTH && target.weight >= DOMINANT_WEIGHT && isNeighbour(edit.typed, edit.intended)) {
+          return true;
+        }
+        if (!isNeighbour(edit.typed, edit.intended) && length < DISTANT_KEY_MIN_LENGTH) {
+          if (length < ANY_SLIP_MIN_LENGTH || first || edit.at === target.head.length - 1) return false;
+          // Inside the name, or a vowel for a vowel (`gmeil`), or the letter next to it typed twice (`yahho`); a
+          // consonant far from the one meant near the start makes another word (`grail` for gmail).
+          const doubled = edit.typed === target.head[edit.at - 1] || edit.typed === target.head[edit.at + 1];
+          return edit.at > 1 || doubled || (isVowel(edit.typed) && isVowel(edit.intended));
+        }
         return length >= (first ? FIRST_LETTER_MIN_LENGTH : ANY_SLIP_MIN_LENGTH);
     }
   }
@@ -312,19 +412,62 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
     return unusual && target.nameLength >= SHORT_NAME_SUFFIX_MIN_LENGTH;
   }
 
+  /**
+   * The dominant providers two slips from `domain`, with the first letter kept: both in the name, on the same suffix
+   * (`gimal.com`, `hotlamil.com`), or one in the name and the suffix a listed typo form of theirs (`gmial.co`). Asked
+   * only when no common domain is one slip away.
+   */
+  function twoSlipTargets(domain: string): readonly Target[] {
+    let found: Target[] | undefined;
+    for (const target of dominant) {
+      // Cheap tests first: most domains start with another letter, or are too long or short to be two slips away.
+      if (domain.charCodeAt(0) !== target.head.charCodeAt(0) || Math.abs(domain.length - target.domain.length) > 3) continue;
+      const dot = domain.lastIndexOf('.');
+      const typed = domain.slice(0, dot);
+      const suffix = domain.slice(dot + 1);
+      if (suffix === target.suffix) {
+        // Exactly two: one slip away is judged by the one-slip rules, which may have refused it (`grail` for gmail).
+        if (slipsApart(typed, target.head) === 2 && isTwoSlipsOfTheHand(typed, target.head)) (found ??= []).push(target);
+      } else if (listedTypos.get(target.suffix)?.has(suffix) === true && slipsApart(typed, target.head) === 1) {
+        (found ??= []).push(target);
+      }
+    }
+    return found ?? NONE;
+  }
+
+  /**
+   * A common domain typed twice over at its end (`gmail.com.com`, `hotmail.co.uk.co.uk`): after the first label, the
+   * suffix twice. Tested on characters first, since every domain of two labels or more is asked.
+   */
+  function repeatedSuffixTarget(domain: string): Target | undefined {
+    const start = domain.indexOf('.') + 1;
+    const rest = domain.length - start;
+    if (start === 0 || rest % 2 === 0) return undefined;
+    const middle = start + (rest - 1) / 2;
+    if (domain.charCodeAt(middle) !== 0x2e) return undefined;
+    for (let i = start; i < middle; i++) if (domain.charCodeAt(i) !== domain.charCodeAt(middle + 1 + i - start)) return undefined;
+    const target = byDomain.get(domain.slice(0, middle));
+    return target?.suffix === domain.slice(start, middle) ? target : undefined;
+  }
+
   function suggestDomains(domain: string): string[] {
     if (wellKnown.has(domain)) return []; // the commonest case, known before the suffix is looked up
     const real = icannSuffix(domain);
     if (isWellKnown(domain, real)) return [];
-    // A domain that may be real is only ever corrected to a common domain one slip away; most domains have none.
-    if (real !== null && !mayBeOneSlipFromTarget(domain, keyHashes)) return [];
+    const repeated = repeatedSuffixTarget(domain);
+    if (repeated !== undefined) return [repeated.domain];
+    // A domain that may be real is only ever corrected to a common domain one slip away (two for the dominant
+    // providers); most domains have none, which the hash test tells without building the candidates.
+    const nearOneSlip = real === null || mayBeOneSlipFromTarget(domain, keyHashes);
+    const twoSlips = nearOneSlip ? undefined : twoSlipTargets(domain);
+    if (twoSlips?.length === 0) return [];
     const scored = new Map<string, number>();
     const offer = (suggestion: string, cost: number, bonus: number): void => {
       const score = cost - bonus;
       if (score < (scored.get(suggestion) ?? Infinity)) scored.set(suggestion, score);
     };
 
-    for (const [target, edit] of oneSlipTargets(domain)) {
+    for (const [target, edit] of nearOneSlip ? oneSlipTargets(domain) : []) {
       const cost = editCost(edit, target.domain);
       if (real === null) {
         offer(target.domain, cost, target.bonus); // the domain cannot exist: any near common domain will do
@@ -340,6 +483,7 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
     }
 
     if (real === null) fixSuffix(domain, offer, scored.size > 0);
+    else if (scored.size === 0) for (const target of twoSlips ?? twoSlipTargets(domain)) offer(target.domain, TWO_SLIP_COST, target.bonus);
     const ranked = [...scored].sort((a, b) => a[1] - b[1]);
     const best = ranked[0]?.[1] ?? 0;
     return ranked.filter(([, score]) => score <= best + RUNNER_UP_MARGIN).map(([suggestion]) => suggestion);

@@ -1,35 +1,66 @@
 /**
- * IDNA for domain labels: UTS-46 mapping through Node's WHATWG `domainToASCII`/`domainToUnicode` (nontransitional,
- * without the STD3 and hyphen checks, which the parser applies itself), and the A-label decode check.
+ * IDNA for domain labels: UTS-46 (Unicode IDNA Compatibility Processing, https://www.unicode.org/reports/tr46/)
+ * through the `tr46` package, so that every Node.js version gives the same answers (the runtime's own URL parser
+ * has applied different Unicode versions and different rules from one release to the next).
  */
-import { domainToASCII, domainToUnicode } from 'node:url';
-import punycode from 'punycode/punycode.js';
+import tr46 from 'tr46';
+
+/**
+ * UTS-46 §4 steps 1–3 (map, normalize, break) and the status of each code point (§4.1 step 7: disallowed code points
+ * fail) without any rule that judges a label as a whole: the mapping of characters and of list data. Nontransitional
+ * (UTS-46 §4 Processing, as IDNA2008: `ß`, `ς`, ZWJ and ZWNJ are kept, not mapped away).
+ */
+const MAPPING_ONLY = {
+  transitionalProcessing: false,
+  checkHyphens: false,
+  checkBidi: false,
+  checkJoiners: false,
+  useSTD3ASCIIRules: false,
+  verifyDNSLength: false,
+} as const;
+
+/**
+ * UTS-46 §4.1 validity criteria for one whole label, as RFC 5891 §5.4 asks of a U-label or a decoded A-label.
+ * CheckHyphens is off: it also refuses `--` in the third and fourth positions (RFC 5891 §4.2.3.1), and a label is
+ * only required to be LDH, as `ab--cd` is (RFC 1035 §2.3.1, docs/syntax.md#domains). The rule that a label neither
+ * starts nor ends with `-` is the parser's, applied to the mapped Unicode label, to its A-label and to the label an
+ * `xn--` label decodes to (isValidALabel).
+ */
+const LABEL_RULES = {
+  transitionalProcessing: false,
+  checkHyphens: false,
+  checkBidi: true, // RFC 5893 §2, the Bidi rule
+  checkJoiners: true, // RFC 5892 Appendix A.1 and A.2: ZWNJ and ZWJ only in their contexts (CONTEXTJ)
+  useSTD3ASCIIRules: true, // RFC 1035 §2.3.1: letters, digits and hyphens
+  verifyDNSLength: true, // RFC 1035 §2.3.4: 1 to 63 octets; a label of ignored characters only maps to nothing
+  ignoreInvalidPunycode: false, // RFC 3492: an `xn--` label must decode
+} as const;
 
 const CHAR_CACHE_LIMIT = 4096;
 const charCache = new Map<number, string | null>();
 
-/** Code points whose validity depends on their neighbours (RFC 5892 CONTEXTJ): judged with the whole label. */
-const ZERO_WIDTH_NON_JOINER = 0x200c;
-const ZERO_WIDTH_JOINER = 0x200d;
-
 /**
- * The UTS-46 mapping of one non-ASCII code point, or null when UTS-46 disallows it everywhere. Node maps whole host
- * names only, so the character is mapped after a plain letter (`a`, which keeps the host from reading as an IPv4
- * number) and the letter removed; a combining mark that composes with it maps to '' here, which is harmless for the
- * uses below (disallowed test, hyphen test, non-LDH test).
+ * The UTS-46 mapping of one non-ASCII code point, or null when UTS-46 disallows it everywhere. The character is
+ * mapped after a plain letter (`a`) and the letter removed, so that a combining mark is not judged as the start of a
+ * label; one that composes with the letter maps to '' here, which is harmless for the uses below (disallowed test,
+ * hyphen test, non-LDH test). No rule for whole labels applies: the Bidi rule and CONTEXTJ would judge the artificial
+ * label `a` + character, not the label the character stands in.
  */
 export function mapDomainChar(codePoint: number): string | null {
   let mapped = charCache.get(codePoint);
   if (mapped !== undefined) return mapped;
-  const ch = String.fromCodePoint(codePoint);
-  if (codePoint === ZERO_WIDTH_NON_JOINER || codePoint === ZERO_WIDTH_JOINER) {
-    mapped = ch;
-  } else {
-    const unicode = domainToUnicode('a' + ch);
-    mapped = unicode === '' ? null : unicode.slice(1);
-  }
+  const { domain, error } = tr46.toUnicode('a' + String.fromCodePoint(codePoint), MAPPING_ONLY);
+  mapped = error ? null : domain.slice(1);
   if (charCache.size < CHAR_CACHE_LIMIT) charCache.set(codePoint, mapped);
   return mapped;
+}
+
+/**
+ * The lower-case A-labels of a domain name (list data, `müll.email` → `xn--mll-hoa.email`), or null when it holds a
+ * disallowed code point. Mapping only: the caller judges what it keeps.
+ */
+export function mapDomainToAscii(domain: string): string | null {
+  return tr46.toASCII(domain, MAPPING_ONLY);
 }
 
 const LABEL_CACHE_LIMIT = 4096;
@@ -43,47 +74,35 @@ export function detached(text: string): string {
 }
 const labelCache = new Map<string, string | null>();
 
-/** The lower-case A-label of a label that has non-ASCII characters, or null when IDNA rejects the label as a whole. */
+/**
+ * The lower-case A-label of a label that has non-ASCII characters, or null when UTS-46 rejects the label as a whole
+ * (LABEL_RULES). Each label is judged alone: a label is a Bidi domain name when it has a right-to-left character.
+ */
 export function toALabel(label: string): string | null {
   let alabel = labelCache.get(label);
   if (alabel !== undefined) return alabel;
-  const ascii = domainToASCII(label);
-  // A label that maps to nothing (only ignored characters) or to several labels is not one valid label.
-  alabel = ascii === '' || ascii.includes('.') ? null : ascii;
+  const ascii = tr46.toASCII(label, LABEL_RULES);
+  // A label that maps to several labels is not one valid label.
+  alabel = ascii === null || ascii.includes('.') ? null : ascii;
   if (labelCache.size >= LABEL_CACHE_LIMIT) labelCache.clear();
   labelCache.set(detached(label), alabel);
   return alabel;
 }
 
 /**
- * True when an ASCII label starting with `xn--` is a valid A-label (RFC 5890 §2.3.2.1): it decodes (RFC 3492), the
- * result has non-ASCII characters, and Node's UTS-46 processing accepts it and gives it back unchanged.
+ * True when an ASCII label starting with `xn--` is a valid A-label (RFC 5890 §2.3.2.1, RFC 5891 §5.4): it decodes
+ * (RFC 3492) to a label with non-ASCII characters that passes LABEL_RULES and neither starts nor ends with `-`, and
+ * encoding that gives it back unchanged.
  */
 export function isValidALabel(lowerLabel: string): boolean {
   let valid = aLabelCache.get(lowerLabel);
   if (valid !== undefined) return valid;
-  valid = decodesToValidALabel(lowerLabel);
+  const { domain: decoded, error } = tr46.toUnicode(lowerLabel, LABEL_RULES);
+  valid = !error && !decoded.startsWith('-') && !decoded.endsWith('-') && toALabel(decoded) === lowerLabel;
   if (aLabelCache.size >= LABEL_CACHE_LIMIT) aLabelCache.clear();
   aLabelCache.set(detached(lowerLabel), valid);
   return valid;
 }
 
-/** Decoding and re-encoding costs some 1.5 µs a label: the answers are kept, as for toALabel. */
+/** Decoding, checking and re-encoding a label costs tens of microseconds: the answers are kept, as for toALabel. */
 const aLabelCache = new Map<string, boolean>();
-
-function decodesToValidALabel(lowerLabel: string): boolean {
-  let decoded: string;
-  try {
-    decoded = punycode.decode(lowerLabel.slice(4));
-  } catch {
-    return false;
-  }
-  let hasNonAscii = false;
-  for (let i = 0; i < decoded.length; i++) {
-    if (decoded.charCodeAt(i) >= 0x80) {
-      hasNonAscii = true;
-      break;
-    }
-  }
-  return hasNonAscii && domainToASCII(decoded) === lowerLabel;
-}

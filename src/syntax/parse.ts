@@ -423,8 +423,8 @@ class AddressParser {
 
   /**
    * RFC 5321 §4.1.2 Domain = sub-domain *("." sub-domain), labels LDH (RFC 1035 §2.3.1) after UTS-46 mapping
-   * (RFC 5890/5891, through Node's WHATWG host processing). Labels are judged as they end, the domain when it ends.
-   * The state of the current label lives in locals: this loop runs for every character of every domain.
+   * (nontransitional, through `tr46`: idna.ts; RFC 5890/5891). Labels are judged as they end, the domain when it
+   * ends. The state of the current label lives in locals: this loop runs for every character of every domain.
    */
   scanDomain(): boolean {
     const input = this.input;

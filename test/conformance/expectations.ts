@@ -13,7 +13,7 @@
  * only to confirm that nothing else is wrong with a row when a suite objects to one feature we accept.
  */
 import { isIPv6 } from 'node:net';
-import { domainToASCII, domainToUnicode } from 'node:url';
+import tr46 from 'tr46';
 import type { SyntaxOptions } from '../../src/index.js';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -68,7 +68,7 @@ export const REASON = {
   ADDRESS_LITERAL: 'IPv4/IPv6 address literal accepted (RFC 5321 §4.1.3)',
   NON_ASCII_LOCAL: 'any UTF-8 character but unsafe ones accepted in the local part (RFC 6531 UTF8-non-ascii)',
   UTS46_MAPPED: 'full-width or compatibility characters in the domain are mapped by UTS-46 and accepted',
-  UTS46_SYMBOL: 'a non-letter character that UTS-46 keeps (node:url domainToASCII) accepted in a label',
+  UTS46_SYMBOL: 'a non-letter character that UTS-46 keeps (tr46, docs/syntax.md) accepted in a label',
   SHORT_TLD: 'one-letter top-level label accepted (only an all-digit one is rejected)',
   SPECIAL_USE: 'special-use domain names are not a syntax question (DomainDoesNotExist at pipeline step 3)',
   NFC_CHECK: 'python checks the NFC-normalized address; we check the code points as written',
@@ -386,10 +386,26 @@ function compressesOneGroup(domain: string): boolean {
   return count === 7;
 }
 
-/** The lower-case A-label form of a domain name (UTS-46 through node:url), or null when it has none. */
+/** UTS-46 mapping only (docs/syntax.md#domains): null when a code point is disallowed. */
+const mappedDomainOf = (domain: string): string | null => {
+  const { domain: mapped, error } = tr46.toUnicode(domain, { transitionalProcessing: false });
+  return error ? null : mapped;
+};
+
+/** The rules docs/syntax.md#domains applies to each label as a whole, lengths and LDH aside (judged below). */
+const LABEL_RULES = { transitionalProcessing: false, checkBidi: true, checkJoiners: true } as const;
+
+/** The lower-case A-label form of a domain name, each label judged alone by UTS-46 (tr46), or null when it has none. */
 const asciiDomainOf = (domain: string): string | null => {
-  const ascii = domainToASCII(domain);
-  return ascii === '' ? null : ascii;
+  const labels = mappedDomainOf(domain)?.split('.').map((label) => tr46.toASCII(label, LABEL_RULES));
+  return labels === undefined || labels.includes(null) ? null : labels.join('.');
+};
+
+/** An `xn--` label that docs/syntax.md refuses: it does not decode to a valid label that encodes back to it. */
+const isBadALabel = (label: string): boolean => {
+  const lower = label.toLowerCase();
+  const { domain: decoded, error } = tr46.toUnicode(lower, LABEL_RULES);
+  return error || decoded.startsWith('-') || decoded.endsWith('-') || tr46.toASCII(decoded, LABEL_RULES) !== lower;
 };
 
 const ATEXT_CLASS = "A-Za-z0-9!#$%&'*+\\-/=?^_`{|}~\\u00a0-\\ud7ff\\ue000-\\uffff\\u{10000}-\\u{10ffff}";
@@ -416,7 +432,7 @@ export function isPlainMailbox(address: string): boolean {
   const ascii = asciiDomainOf(domain);
   if (ascii === null || ascii.length > 253 || utf8Length(local) + 1 + ascii.length > 254) return false;
   const labels = ascii.split('.');
-  const unicodeLabels = domainToUnicode(ascii).split('.');
+  const unicodeLabels = tr46.toUnicode(ascii).domain.split('.');
   return (
     labels.length >= 2 &&
     labels.every((label) => LDH_LABEL.test(label)) &&
@@ -446,12 +462,12 @@ const REJECTED: ReadonlyArray<readonly [Reason, Predicate]> = [
   [REASON.LOCAL_LENGTH, (_, p) => utf8Length(p.local) > 64],
   [REASON.SINGLE_LABEL, (_, p) => p.domain !== '' && !isLiteral(p.domain) && labelsOf(p.domain).length === 1],
   [REASON.NUMERIC_TLD, (_, p) => !isLiteral(p.domain) && /^\d+$/.test(labelsOf(p.domain).pop()!)],
-  [REASON.BAD_A_LABEL, (_, p) => labelsOf(p.domain).some((l) => /^xn--/i.test(l) && domainToASCII(l) === '')],
+  [REASON.BAD_A_LABEL, (_, p) => labelsOf(p.domain).some((l) => /^xn--/i.test(l) && isBadALabel(l))],
   [
     REASON.UTS46_DISALLOWED,
-    (_, p) => !isLiteral(p.domain) && [...p.domain].some((ch) => hasNonAscii(ch) && domainToASCII(`a${ch}`) === ''),
+    (_, p) => !isLiteral(p.domain) && [...p.domain].some((ch) => hasNonAscii(ch) && mappedDomainOf(`a${ch}`) === null),
   ],
-  [REASON.IDNA_LABEL, (_, p) => !isLiteral(p.domain) && hasNonAscii(p.domain) && domainToASCII(p.domain) === ''],
+  [REASON.IDNA_LABEL, (_, p) => !isLiteral(p.domain) && hasNonAscii(p.domain) && asciiDomainOf(p.domain) === null],
   [REASON.BAD_LITERAL, (_, p) => isLiteral(p.domain) && !isWellFormedLiteral(p.domain)],
   [REASON.LENGTH, (_, p) => exceedsDomainLengths(p)],
   [REASON.PROVIDER, (_, p) => breaksGmailRule(p)],
@@ -473,7 +489,7 @@ const ACCEPTED: ReadonlyArray<readonly [Reason, Predicate]> = [
   [REASON.QUOTED_LOCAL, (_, p) => p.local.startsWith('"')],
   [REASON.ADDRESS_LITERAL, (_, p) => isLiteral(p.domain)],
   [REASON.NON_ASCII_LOCAL, (_, p) => hasNonAscii(p.local)],
-  [REASON.UTS46_MAPPED, (_, p) => hasNonAscii(p.domain) && !/(^|\.)xn--/.test(domainToASCII(p.domain))],
+  [REASON.UTS46_MAPPED, (_, p) => hasNonAscii(p.domain) && !/(^|\.)xn--/.test(asciiDomainOf(p.domain) ?? '')],
   [REASON.UTS46_SYMBOL, (_, p) => /[^\x00-\x7f\p{L}\p{M}\p{N}]/u.test(p.domain)],
   [REASON.SHORT_TLD, (_, p) => /^[a-z]$/i.test(labelsOf(p.domain).pop()!)],
 ];
@@ -600,7 +616,7 @@ interface OptionRule {
 const opt = (data: CorpusRow, name: string): unknown =>
   (data['options'] as Record<string, unknown> | undefined)?.[name];
 const tldOf = (p: Parts | null): string =>
-  p === null ? '' : (labelsOf(domainToASCII(p.domain) || p.domain).pop() ?? '');
+  p === null ? '' : (labelsOf(asciiDomainOf(p.domain) ?? p.domain).pop() ?? '');
 const exceedsAnyLength = (p: Parts | null): boolean =>
   p !== null && (utf8Length(p.local) > 64 || exceedsDomainLengths(p));
 
@@ -808,6 +824,6 @@ function localTransform(written: string, theirs: string): Reason | null {
 
 function domainTransform(written: string, theirs: string): Reason | null {
   if (isLiteral(written)) return REASON.FACT_LITERAL;
-  if (domainToUnicode(domainToASCII(written)) === theirs) return REASON.FACT_DOMAIN;
+  if (tr46.toUnicode(asciiDomainOf(written) ?? '').domain === theirs) return REASON.FACT_DOMAIN;
   return null;
 }

@@ -2,6 +2,7 @@
 // in-memory zones, so that tests exercise real resolvers (Node's own, c-ares, and the engine's stub resolver) over real
 // sockets rather than a mock.
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
+import type { MxRecord } from 'node:dns';
 import { createServer, isIPv4, isIPv6, type Server as TcpServer, type Socket as TcpSocket } from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { Answer, DecodedPacket, OptAnswer, Packet } from 'dns-packet';
@@ -419,4 +420,15 @@ export async function startDnsServer(
       if (!inUse || attempt >= attempts) throw error;
     }
   }
+}
+
+/**
+ * MX records as node:dns answers them, for comparing on every Node.js version: Node.js 24 adds `type: 'MX'` to each
+ * record and earlier versions do not, so that field alone is dropped (with that value); any other field stays.
+ */
+export function mxFields(records: readonly MxRecord[]): MxRecord[] {
+  return records.map((record) => {
+    const { type, ...fields } = record as MxRecord & { type?: unknown };
+    return type === 'MX' ? fields : record;
+  });
 }

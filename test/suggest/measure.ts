@@ -1,5 +1,10 @@
 /**
- * How well the suggester does, on both sides (the issue's measure):
+ * How well the suggester does, on both sides:
+ *
+ * - Real typos: the pairs of test/suggest/real-typos.txt, typos seen in real addresses and collected as test data by
+ *   other typo correctors (mailgun/flanker, mailcheck, Verimail.js, ZooTools/email-spell-checker; the file names
+ *   each source). A pair whose typo does not parse as a domain, or is itself a well-known mailbox domain, is counted
+ *   as dropped, as below.
  *
  * - Typos: EVERY single-slip typo of each common domain: deletion of any character, insertion of any of [a-z0-9.-]
  *   anywhere, substitution of any character by any of [a-z0-9-] (and a dot by any of those), swap of adjacent
@@ -26,6 +31,7 @@ const SUBSTITUTED = 'abcdefghijklmnopqrstuvwxyz0123456789-';
 const LOCAL_PART = 'john.smith';
 
 export const UNRELATED_DOMAINS_FILE = fileURLToPath(new URL('./unrelated-domains.txt', import.meta.url));
+export const REAL_TYPOS_FILE = fileURLToPath(new URL('./real-typos.txt', import.meta.url));
 export const FIGURES_FILE = fileURLToPath(new URL('./FIGURES.md', import.meta.url));
 
 export function commonDomains(): string[] {
@@ -37,11 +43,26 @@ export function knownMailboxDomains(): Set<string> {
   return new Set([...commonDomains(), ...PROVIDER_VARIANTS.flatMap((group) => group.names)]);
 }
 
-export function unrelatedDomains(): string[] {
-  return readFileSync(UNRELATED_DOMAINS_FILE, 'utf8')
+function dataLines(file: string): string[] {
+  return readFileSync(file, 'utf8')
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+export function unrelatedDomains(): string[] {
+  return dataLines(UNRELATED_DOMAINS_FILE);
+}
+
+/** The real typos, [typo, intended], each pair once (sources overlap). */
+export function realTypos(): [string, string][] {
+  const pairs = new Map<string, [string, string]>();
+  for (const line of dataLines(REAL_TYPOS_FILE)) {
+    const comma = line.lastIndexOf(',');
+    const pair: [string, string] = [line.slice(0, comma).toLowerCase(), line.slice(comma + 1).toLowerCase()];
+    pairs.set(pair.join(','), pair);
+  }
+  return [...pairs.values()];
 }
 
 /** Every single-slip typo of a domain, in a fixed order, without duplicates and without the domain itself. */
@@ -65,6 +86,13 @@ export function parsesAsDomain(domain: string): boolean {
 }
 
 export interface Figures {
+  realTypos: number;
+  realDroppedUnparsable: number;
+  realDroppedWellKnown: number;
+  realMeasured: number;
+  realRightFirst: number;
+  realWrongFirst: number;
+  realNone: number;
   commonDomains: number;
   generated: number;
   droppedUnparsable: number;
@@ -80,6 +108,8 @@ export interface Figures {
 
 export interface Measurement {
   figures: Figures;
+  /** Real typos without the right suggestion first: [typo, intended, first suggestion or '']. */
+  realMisses: [string, string, string][];
   /** Typos whose first suggestion is another domain: [typo, intended, suggested]. */
   wrong: [string, string, string][];
   /** Typos without a suggestion: [typo, intended]. */
@@ -93,6 +123,13 @@ export function measure(suggester: Suggester): Measurement {
   const unrelatedSet = new Set(unrelated);
   const known = knownMailboxDomains();
   const figures: Figures = {
+    realTypos: 0,
+    realDroppedUnparsable: 0,
+    realDroppedWellKnown: 0,
+    realMeasured: 0,
+    realRightFirst: 0,
+    realWrongFirst: 0,
+    realNone: 0,
     commonDomains: 0,
     generated: 0,
     droppedUnparsable: 0,
@@ -108,6 +145,23 @@ export function measure(suggester: Suggester): Measurement {
   const wrong: [string, string, string][] = [];
   const missed: [string, string][] = [];
   const falseSuggestions: [string, string][] = [];
+  const realMisses: [string, string, string][] = [];
+
+  for (const [typo, intended] of realTypos()) {
+    figures.realTypos++;
+    if (!parsesAsDomain(typo)) figures.realDroppedUnparsable++;
+    else if (known.has(typo)) figures.realDroppedWellKnown++;
+    else {
+      figures.realMeasured++;
+      const first = suggester.suggest(LOCAL_PART, typo)[0];
+      if (first === `${LOCAL_PART}@${intended}`) figures.realRightFirst++;
+      else {
+        if (first === undefined) figures.realNone++;
+        else figures.realWrongFirst++;
+        realMisses.push([typo, intended, first?.slice(LOCAL_PART.length + 1) ?? '']);
+      }
+    }
+  }
 
   for (const domain of commonDomains()) {
     figures.commonDomains++;
@@ -137,7 +191,7 @@ export function measure(suggester: Suggester): Measurement {
       falseSuggestions.push([domain, first.slice(LOCAL_PART.length + 1)]);
     }
   }
-  return { figures, wrong, missed, falseSuggestions };
+  return { figures, realMisses, wrong, missed, falseSuggestions };
 }
 
 export function percent(part: number, whole: number): string {
@@ -152,6 +206,20 @@ export function figuresMarkdown(f: Figures): string {
     '',
     'Generated by `test/suggest/measure.test.ts` (regenerate with `SUGGEST_UPDATE=1 npx vitest run test/suggest`).',
     'How the sets are made: `test/suggest/measure.ts`.',
+    '',
+    '## Real typos (`test/suggest/real-typos.txt`)',
+    '',
+    '| measure | value |',
+    '| --- | ---: |',
+    `| typo pairs from public sources | ${n(f.realTypos)} |`,
+    `| dropped: not a valid domain | ${n(f.realDroppedUnparsable)} |`,
+    `| dropped: itself a well-known mailbox domain | ${n(f.realDroppedWellKnown)} |`,
+    `| typos measured | ${n(f.realMeasured)} |`,
+    `| right suggestion first | ${n(f.realRightFirst)} (${percent(f.realRightFirst, f.realMeasured)}) |`,
+    `| a suggestion, but a wrong one first | ${n(f.realWrongFirst)} (${percent(f.realWrongFirst, f.realMeasured)}) |`,
+    `| no suggestion | ${n(f.realNone)} (${percent(f.realNone, f.realMeasured)}) |`,
+    '',
+    '## Every single slip of the common domains, and unrelated real domains',
     '',
     '| measure | value |',
     '| --- | ---: |',

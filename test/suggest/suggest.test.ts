@@ -36,10 +36,41 @@ describe('second-level typos', () => {
     expect(suggest(typo)[0]).toBe(`jane@${domain}`);
   });
 
-  it('take a slip in the first letter only in long names', () => {
+  it('take a slip in the first letter only in long names, a neighbouring key or a dropped letter of a big provider', () => {
     expect(suggest('otmail.com')).toEqual(['jane@hotmail.com']);
     expect(suggest('cloud.com')).toEqual([]); // a real company, one slip from icloud.com
-    expect(suggest('fmail.com')).toEqual([]);
+    expect(suggest('tahoo.com')).toEqual(['jane@yahoo.com']); // t is next to y
+    expect(suggest('hmail.com')).toEqual(['jane@gmail.com']);
+    expect(suggest('qmail.com')).toEqual([]); // q is far from g
+    expect(suggest('ahoo.com')).toEqual(['jane@yahoo.com']);
+    expect(suggest('andex.ru')).toEqual(['jane@yandex.ru']);
+    expect(suggest('aver.com')).toEqual([]); // a real company, naver.com without its n: too rare a provider
+  });
+
+  it('take a letter far from the one meant in a short name only inside it, for a vowel, or typed twice', () => {
+    expect(suggest('gmeil.com')).toEqual(['jane@gmail.com']);
+    expect(suggest('yahho.com')).toEqual(['jane@yahoo.com']);
+    expect(suggest('gmaxl.com')).toEqual(['jane@gmail.com']);
+    expect(suggest('grail.com')).toEqual([]); // a real company
+    expect(suggest('libera.it')).toEqual([]); // a real association, libero.it's last letter changed
+  });
+
+  it('take two slips in the name of gmail, yahoo and hotmail when they are slips of the hand', () => {
+    expect(suggest('gimal.com')).toEqual(['jane@gmail.com']); // a letter moved
+    expect(suggest('hotlamil.com')).toEqual(['jane@hotmail.com']);
+    expect(suggest('gml.com')).toEqual(['jane@gmail.com']);
+    expect(suggest('hoynail.com')).toEqual(['jane@hotmail.com']); // two neighbouring keys
+    expect(suggest('gmial.co')).toEqual(['jane@gmail.com']); // one in the name, one a typo form of the suffix
+    expect(suggest('gmac.com')).toEqual([]); // real names two slips away
+    expect(suggest('hotmart.com')).toEqual([]);
+    expect(suggest('yahoofs.com')).toEqual([]); // two letters added make a longer name
+    expect(suggest('outlok.com')).toEqual(['jane@outlook.com']); // one slip still wins
+  });
+
+  it('take a common domain with its suffix typed twice', () => {
+    expect(suggest('gmail.com.com')).toEqual(['jane@gmail.com']);
+    expect(suggest('hotmail.co.uk.co.uk')).toEqual(['jane@hotmail.co.uk']);
+    expect(suggest('gmail.com.br')).toEqual([]);
   });
 
   it('correct a dot slip', () => {
@@ -62,6 +93,8 @@ describe('top-level typos', () => {
     ['uol.com.rb', 'uol.com.br'],
     ['163.con', '163.com'],
     ['aol.co', 'aol.com'], // a listed typo form on a short name
+    ['gmail.c', 'gmail.com'], // the rest of .com dropped
+    ['hotmail.c', 'hotmail.com'],
   ])('%s → %s', (typo, domain) => {
     expect(suggest(typo)[0]).toBe(`jane@${domain}`);
   });

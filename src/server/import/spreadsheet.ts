@@ -27,9 +27,8 @@ const CFB_SIGNATURE = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe
 /** The source the worker runs: the function's own text, called. */
 const WORKER_SOURCE = `(${String(spreadsheetWorker)})()`;
 
-// Resolves the readers' modules from this file: `__filename` in CommonJS builds, `import.meta.url` in ES modules.
-// (Not `typeof require`: bundlers put a shim in its place.)
-const requireHere = createRequire(typeof __filename === 'string' ? __filename : import.meta.url);
+// Resolves the readers' modules from this file (the CommonJS build gets `import.meta.url` from a shim of tsup.config.ts).
+const requireHere = createRequire(import.meta.url);
 
 export async function readSpreadsheet(
   kind: 'xlsx' | 'xls',
