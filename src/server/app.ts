@@ -5,6 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
+import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
@@ -24,12 +25,12 @@ import { Authenticator } from './auth.js';
 import { Cursors } from './cursor.js';
 import { DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_MAX_ENTRIES_PER_JOB, DEFAULT_RETENTION_MS, DEFAULT_TOKEN_LIFETIME_MS } from './defaults.js';
 import { resolveImportOptions, type ImportOptions } from './import/index.js';
-import { ProblemError, sendProblem } from './problems.js';
+import { ProblemError, rawProblemAnswer, sendProblem } from './problems.js';
 import { legacyRoutes } from './legacy.js';
 import { ServerMetrics } from './metrics.js';
 import { probeRoutes } from './probes.js';
 import { registerOpenapi } from './schemas/index.js';
-import { v2Routes, type ServerContext } from './routes.js';
+import { pathOf, v2Routes, type ServerContext } from './routes.js';
 
 export interface ServerOptions {
   /** Where jobs are kept: a store of the host's, else an SQLite file in `dataDir`. */
@@ -160,9 +161,16 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   // not malformed JSON; anything else goes through Fastify's own parser (prototype poisoning refused).
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') return done(null, undefined);
-    return parseJson(request, body as string, done);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    if ((body as Buffer).length === 0) return done(null, undefined);
+    let text: string;
+    try {
+      // Refused, not mended: a lenient decoder would turn the bad bytes into U+FFFD and verify another address.
+      text = STRICT_UTF8.decode(body as Buffer);
+    } catch {
+      return done(new ProblemError(400, 'The request body is not valid UTF-8.', '/problems/invalid-body'), undefined);
+    }
+    return parseJson(request, text, done);
   });
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
 
@@ -176,7 +184,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, new ProblemError(500, 'The server failed to answer this request.'));
   });
-  app.setNotFoundHandler((request, reply) => sendProblem(reply, new ProblemError(404, `No resource at ${request.url.split('?')[0]}.`)));
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, new ProblemError(404, `No resource at ${pathOf(request)}.`)));
   // The request's id goes back to the client (and into problem documents), so that a report can be found in the log.
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -226,6 +234,12 @@ async function build(
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     trustProxy: options.trustProxy ?? false,
     ...(serverFactory !== undefined && { serverFactory }),
+    frameworkErrors: (error, request, reply) => {
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      request.log.info({ code: error.code }, 'request refused');
+      void sendProblem(reply, new ProblemError(tooLong ? 414 : 400, tooLong ? 'A segment of the URL path is too long.' : 'The URL is malformed.'));
+    },
+    clientErrorHandler: answerClientError,
   });
   await app.register(cors, CORS);
   await app.register(compress, { global: true });
@@ -239,10 +253,31 @@ async function build(
  * location, the request id).
  */
 const CORS = {
+  // A plain OPTIONS (no Origin: not a browser's preflight) is answered like any other, not refused as text.
+  strictPreflight: false,
   methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
   allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'X-Request-Id'],
   exposedHeaders: ['Content-Disposition', 'Location', 'ETag', 'X-Request-Id', 'Retry-After'],
 };
+
+/**
+ * A request that Node's HTTP parser refused before Fastify saw it: a problem document written to the socket, which is
+ * then closed. A reset connection has no one to answer.
+ */
+function answerClientError(this: FastifyInstance, error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, detail] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'The request was not received in time.']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'The request\'s header fields are too large.']
+        : [400, 'The request is malformed.'];
+  this.log.debug({ code: error.code }, 'client error');
+  if (socket.writable) socket.write(rawProblemAnswer(status, detail));
+  socket.destroy();
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A sane `X-Request-Id` of the client's: at most 128 letters, digits and `-_.:`. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -2,8 +2,12 @@
  * Authentication before users exist: one root account from configuration. HTTP Basic (RFC 7617) on every request, or
  * a bearer token (RFC 7519, HS256) from POST /auth/tokens with `sub` = the root account's id and `exp`. Secrets are
  * compared in constant time; no credential is ever logged or echoed.
+ *
+ * A token also carries `pwd`, a keyed digest of the user name and password it was issued under (HMAC with the signing
+ * secret, so it tells nothing of them): a change of the root password revokes every token issued before, at once. A token
+ * without `exp` is refused, whoever signed it.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { ProblemError } from './problems.js';
 
@@ -33,6 +37,8 @@ function sameSecret(given: string, expected: string): boolean {
 
 export class Authenticator {
   private readonly key: Uint8Array;
+  /** The digest of the current password that tokens carry (`pwd`): tokens of an earlier password do not match. */
+  private readonly passwordTag: string;
 
   constructor(
     private readonly root: RootAccount,
@@ -40,6 +46,10 @@ export class Authenticator {
     private readonly tokenLifetimeMs: number,
   ) {
     this.key = new TextEncoder().encode(secret);
+    this.passwordTag = createHmac('sha256', secret)
+      .update(`root credentials\0${root.username}\0${root.password}`, 'utf8')
+      .digest('base64url')
+      .slice(0, 22);
   }
 
   /** The user of an `Authorization` header; throws a 401 problem when it is missing or wrong. */
@@ -56,8 +66,8 @@ export class Authenticator {
     }
     if (scheme === 'bearer') {
       try {
-        const { payload } = await jwtVerify(value, this.key, { algorithms: ['HS256'] });
-        if (payload.sub === this.root.id) return { id: this.root.id };
+        const { payload } = await jwtVerify(value, this.key, { algorithms: ['HS256'], requiredClaims: ['sub', 'exp'] });
+        if (payload.sub === this.root.id && payload['pwd'] === this.passwordTag) return { id: this.root.id };
       } catch {
         // Expired, forged or malformed: the same answer for all.
       }
@@ -78,7 +88,7 @@ export class Authenticator {
   /** A signed access token for `user`. */
   issueToken(user: User): Promise<string> {
     const now = Date.now();
-    return new SignJWT({})
+    return new SignJWT({ pwd: this.passwordTag })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(user.id)
       .setIssuedAt(Math.floor(now / 1000))

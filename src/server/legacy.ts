@@ -15,7 +15,7 @@ import { formatDuration } from '../jobs/duration.js';
 import { entryPages } from '../jobs/pages.js';
 import { VERSION } from '../version.js';
 import { ProblemError, invalidField } from './problems.js';
-import { addMethodNotAllowed, callerJob, gone, newJob, requireCredentials, type ServerContext } from './routes.js';
+import { addMethodNotAllowed, callerJob, gone, newJob, pathOf, requireCredentials, type ServerContext } from './routes.js';
 import { LEGACY_OPERATIONS } from './schemas/index.js';
 import { canonical, readSubmission } from './submission.js';
 
@@ -52,7 +52,7 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
     }
     const submission = readSubmission({ entries, quality, priority, deduplication }, context);
     const job = await jobs.submit(newJob(request, submission, context, 'v1.4'), submission.inputs);
-    const location = `${request.url.split('?')[0]!.replace(/\/+$/, '')}/${job.id}`;
+    const location = `${pathOf(request).replace(/\/+$/, '')}/${job.id}`;
     return reply.code(202).header('Location', location).send(snapshotOf(job));
   });
 

@@ -25,10 +25,13 @@ const KINDS: Record<number, { type: string; title: string }> = {
   404: { type: '/problems/not-found', title: 'Not Found' },
   405: { type: '/problems/method-not-allowed', title: 'Method Not Allowed' },
   406: { type: '/problems/not-acceptable', title: 'Not Acceptable' },
+  408: { type: '/problems/request-timeout', title: 'Request Timeout' },
   410: { type: '/problems/gone', title: 'Gone' },
   413: { type: '/problems/payload-too-large', title: 'Content Too Large' },
+  414: { type: '/problems/uri-too-long', title: 'URI Too Long' },
   415: { type: '/problems/unsupported-media-type', title: 'Unsupported Media Type' },
   429: { type: '/problems/too-many-requests', title: 'Too Many Requests' },
+  431: { type: '/problems/request-header-fields-too-large', title: 'Request Header Fields Too Large' },
   500: { type: '/problems/internal-error', title: 'Internal Server Error' },
   503: { type: '/problems/unavailable', title: 'Service Unavailable' },
 };
@@ -60,4 +63,17 @@ export function sendProblem(reply: FastifyReply, problem: ProblemError): Fastify
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
   const document: Problem = { ...problem.toProblem(), requestId: String(reply.request.id) };
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(document);
+}
+
+/**
+ * A problem document as the raw bytes of a whole HTTP/1.1 answer, for refusals made before a request exists (a
+ * malformed request line, headers too large, a request that timed out), where only the socket can be written to.
+ */
+export function rawProblemAnswer(status: number, detail: string): string {
+  const problem = new ProblemError(status, detail).toProblem();
+  const body = JSON.stringify(problem);
+  return (
+    `HTTP/1.1 ${status} ${problem.title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
 }

@@ -87,7 +87,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
   });
 
   app.post('/email-validations', { schema: V2_OPERATIONS.submitJob }, async (request, reply) => {
-    const query = request.query as Query;
+    const query = queryOf(request);
     const waitTime = readWaitTime(query['waitTime']);
     const contentType = request.headers['content-type'];
     const submission = isMultipart(contentType)
@@ -102,22 +102,22 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     return snapshot(request, reply, job.id, waitTime, true);
   }
 
-  app.get('/email-validations', { schema: V2_OPERATIONS.listJobs }, async (request) => listJobs(request, request.query as Query));
+  app.get('/email-validations', { schema: V2_OPERATIONS.listJobs }, async (request) => listJobs(request, queryOf(request)));
 
   app.get('/email-validations/:id', { schema: V2_OPERATIONS.getJob }, async (request, reply) => {
     const { id } = request.params as { id: string };
-    return snapshot(request, reply, id, readWaitTime((request.query as Query)['waitTime']), false);
+    return snapshot(request, reply, id, readWaitTime(queryOf(request)['waitTime']), false);
   });
 
   app.get('/email-validations/:id/overview', { schema: V2_OPERATIONS.getOverview }, async (request, reply) => {
     const { id } = request.params as { id: string };
-    const job = await settled(request, id, readWaitTime((request.query as Query)['waitTime']));
+    const job = await settled(request, id, readWaitTime(queryOf(request)['waitTime']));
     return reply.code(job.status === 'InProgress' ? 202 : 200).send(overview(job));
   });
 
   app.get('/email-validations/:id/entries', { schema: V2_OPERATIONS.listEntries }, async (request, reply) => {
     const { id } = request.params as { id: string };
-    const query = request.query as Query;
+    const query = queryOf(request);
     // JSON pages, or an export (CSV, xlsx, xls) by Accept: src/server/export/.
     const format = entriesFormat(request.headers.accept);
     const job = await settled(request, id, readWaitTime(query['waitTime']));
@@ -129,7 +129,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
 
   app.get('/email-validations/:id/entries/:index', { schema: V2_OPERATIONS.locateEntry }, async (request, reply) => {
     const { id, index: indexText } = request.params as { id: string; index: string };
-    const query = request.query as Query;
+    const query = queryOf(request);
     const job = await settled(request, id, readWaitTime(query['waitTime']));
     if (job.status === 'InProgress') return reply.code(202).send({ overview: overview(job) });
     const index = /^\d{1,10}$/.test(indexText) ? Number(indexText) : -1;
@@ -141,7 +141,8 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     const start = Math.floor(index / limit) * limit;
     const page = new URLSearchParams({ limit: String(limit) });
     if (start > 0) page.set('cursor', context.cursors.encode({ listing: `entries:${job.id}`, filter: '', limit, first: start - 1, last: start - 1 }));
-    const base = request.url.slice(0, request.url.indexOf('/entries/'));
+    const path = pathOf(request);
+    const base = path.slice(0, path.indexOf('/entries/'));
     return reply.code(303).header('Location', `${base}/entries?${page}`).send();
   });
 
@@ -292,8 +293,40 @@ export function gone(job: JobRecord): ProblemError {
 
 /** The path prefix of the interface version the request came through (base path and `/v2.x`). */
 function prefixOf(request: FastifyRequest): string {
+  const path = pathOf(request);
+  return path.slice(0, path.indexOf('/email-validations'));
+}
+
+/**
+ * The path of the request's URL, without its query. A request target in absolute form (`POST http://host/v2.7/...`,
+ * RFC 9112 §3.2.2) names a host of the client's choosing: only its path is ever echoed (a `Location` is a path).
+ */
+export function pathOf(request: FastifyRequest): string {
   const url = request.url;
-  return url.slice(0, url.indexOf('/email-validations'));
+  const path = url.startsWith('/') ? url : new URL(url, 'http://localhost').pathname;
+  const query = path.indexOf('?');
+  return query < 0 ? path : path.slice(0, query);
+}
+
+/** The parameters that may be given more than once: their values are one comma-separated list. */
+const LIST_PARAMETERS = new Set(['status', 'status:include', 'status:exclude']);
+
+/**
+ * The query of a request, one string per parameter: a list parameter given several times is the union of its
+ * values; any other parameter given twice is ambiguous, 400 naming it.
+ */
+function queryOf(request: FastifyRequest): Query {
+  const query: Query = {};
+  for (const [name, value] of Object.entries(request.query as Record<string, string | string[] | undefined>)) {
+    if (!Array.isArray(value)) {
+      query[name] = value;
+    } else if (LIST_PARAMETERS.has(name)) {
+      query[name] = value.join(',');
+    } else {
+      throw invalidField(name, 'given more than once');
+    }
+  }
+  return query;
 }
 
 /** The client's address; an IPv4-mapped IPv6 address in its IPv4 form. */
@@ -360,7 +393,10 @@ function readDates(query: Query): string {
     if (Number.isNaN(time) || !/^\d{4}-\d{2}-\d{2}T/.test(value)) {
       throw invalidField(parameter, 'must be a date (yyyy-mm-dd) or an ISO 8601 time');
     }
-    return new Date(time).toISOString();
+    const iso = new Date(time).toISOString();
+    // A time zone can carry the last day of year 9999 into year 10000, which no timestamp of a job can reach.
+    if (!/^\d{4}-/.test(iso)) throw invalidField(parameter, 'must be a time from year 0000 to 9999 (UTC)');
+    return iso;
   };
   const on = query['createdOn'];
   if (on !== undefined && !day.test(on)) throw invalidField('createdOn', 'must be a date (yyyy-mm-dd)');

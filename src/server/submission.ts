@@ -40,6 +40,43 @@ export interface SubmissionLimits {
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** How many characters (Unicode code points, as JSON Schema's `maxLength` counts them) `text` has. */
+export function characterCount(text: string): number {
+  let count = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one character in two code units.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      count--;
+      i++;
+    }
+  }
+  return count;
+}
+
+/** With the `u` flag a surrogate pair is one code point, so only a lone surrogate is of category Cs. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Why a text of the client cannot be kept as given, or null when it can: a NUL (it would cut the text short in
+ * C-string interfaces, and an address holding one is not the address the client meant) or a lone surrogate (not
+ * Unicode text: it cannot be stored as UTF-8 and would silently become U+FFFD). Refused, never altered.
+ */
+export function textProblem(text: string): string | null {
+  if (text.includes('\u0000')) return `holds a NUL character (U+0000) at ${text.indexOf('\u0000')}`;
+  if (LONE_SURROGATE.test(text)) return 'holds a lone surrogate (not Unicode text)';
+  return null;
+}
+
+/** A text field of at most `max` characters, without NUL or lone surrogates (400 naming the field otherwise). */
+function readText(value: unknown, path: string, max: number, notString: string): string {
+  if (typeof value !== 'string') throw invalidField(path, notString);
+  const problem = textProblem(value);
+  if (problem !== null) throw invalidField(path, problem);
+  if (value.length > max && characterCount(value) > max) throw invalidField(path, `at most ${max} characters`);
+  return value;
+}
+
 /** The canonical spelling of `value` among `names`, compared without case; null when it is none of them. */
 export function canonical<T extends string>(value: unknown, names: readonly T[]): T | null {
   if (typeof value !== 'string') return null;
@@ -85,10 +122,7 @@ export function readJobSettings(body: Record<string, unknown>, limits: Submissio
     submission.priority = priority as number;
   }
   if (body['name'] != null) {
-    const name = body['name'];
-    if (typeof name !== 'string') throw invalidField('name', 'must be a string');
-    if (name.length > MAX_NAME_LENGTH) throw invalidField('name', `at most ${MAX_NAME_LENGTH} characters`);
-    submission.name = name;
+    submission.name = readText(body['name'], 'name', MAX_NAME_LENGTH, 'must be a string');
   }
   if (body['retention'] != null) submission.retentionMs = readRetention(body['retention']);
   if (body['callback'] != null) submission.callback = readCallback(body['callback'], limits);
@@ -97,14 +131,9 @@ export function readJobSettings(body: Record<string, unknown>, limits: Submissio
 
 function readEntry(entry: unknown, path: string): JobInput {
   if (!isObject(entry)) throw invalidField(path, 'must be an object with inputData');
-  const inputData = entry['inputData'];
-  if (typeof inputData !== 'string') throw invalidField(`${path}.inputData`, 'required, a string');
-  if (inputData.length > MAX_INPUT_LENGTH) throw invalidField(`${path}.inputData`, `at most ${MAX_INPUT_LENGTH} characters`);
-  const custom = entry['custom'];
-  if (custom == null) return { inputData };
-  if (typeof custom !== 'string') throw invalidField(`${path}.custom`, 'must be a string');
-  if (custom.length > MAX_CUSTOM_LENGTH) throw invalidField(`${path}.custom`, `at most ${MAX_CUSTOM_LENGTH} characters`);
-  return { inputData, custom };
+  const inputData = readText(entry['inputData'], `${path}.inputData`, MAX_INPUT_LENGTH, 'required, a string');
+  if (entry['custom'] == null) return { inputData };
+  return { inputData, custom: readText(entry['custom'], `${path}.custom`, MAX_CUSTOM_LENGTH, 'must be a string') };
 }
 
 /** A retention period, `[d.]h:m:s[.f]`, from 0:05:00 to 30.00:00:00. */

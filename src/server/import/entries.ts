@@ -5,7 +5,7 @@
  */
 import type { JobInput } from '../../jobs/types.js';
 import { invalidField } from '../problems.js';
-import { MAX_INPUT_LENGTH } from '../submission.js';
+import { MAX_INPUT_LENGTH, characterCount, textProblem } from '../submission.js';
 import type { FileLayout } from './settings.js';
 
 export class EntryCollector {
@@ -28,9 +28,11 @@ export class EntryCollector {
     if (row < this.layout.startingRow || row > this.layout.endingRow) return;
     if (cells > this.widest) this.widest = cells;
     if (cell === undefined || cell.trim() === '') return;
-    if (cell.length > MAX_INPUT_LENGTH) {
+    if (cell.length > MAX_INPUT_LENGTH && characterCount(cell) > MAX_INPUT_LENGTH) {
       throw invalidField('inputFile', `row ${row}: the cell has more than ${MAX_INPUT_LENGTH} characters, more than an address may`);
     }
+    const problem = textProblem(cell);
+    if (problem !== null) throw invalidField('inputFile', `row ${row}: the cell ${problem}`);
     if (this.inputs.length >= this.maxEntries) throw invalidField('inputFile', `at most ${this.maxEntries} entries per job`);
     this.inputs.push({ inputData: cell });
   }

@@ -1,0 +1,219 @@
+// Hostile and malformed requests against the real `mailverify serve` in a child process: each is answered with the
+// right status and a problem document (never a 500, never Fastify's or Node's own text), nothing the client sent is
+// silently changed before it is verified, no foreign host is echoed, and a token outlives neither the password it
+// was issued under nor an `exp` it lacks.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const PASSWORD = 'hostile-test-password';
+const SECRET = 'hostile-test-token-secret-0123456789';
+const basic = (password: string) => `Basic ${Buffer.from(`root:${password}`).toString('base64')}`;
+const AUTH = { authorization: basic(PASSWORD) };
+const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' };
+
+interface Running {
+  child: ChildProcess;
+  origin: string;
+  port: number;
+  exited: Promise<number | null>;
+  stop(): Promise<number | null>;
+}
+
+let dir: string;
+let server: Running;
+
+/** Starts `mailverify serve` (offline checks: no network is needed) on the data folder. */
+async function start(dataDir: string, password = PASSWORD): Promise<Running> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'silent', '--checks', 'syntax'], {
+    env: { ...process.env, MAILVERIFY_ROOT_PASSWORD: password, MAILVERIFY_TOKEN_SECRET: SECRET },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+  const origin = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    child.stdout!.on('data', (chunk) => {
+      stdout += String(chunk);
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+      if (match !== null) resolve(match[1]!);
+    });
+    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+  const stop = async () => {
+    child.kill('SIGTERM');
+    return exited;
+  };
+  return { child, origin, port: Number(new URL(origin).port), exited, stop };
+}
+
+/** Raw bytes to the server and everything it answers until it closes the connection. */
+function raw(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(request));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += String(chunk)));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+/** The status, content type and JSON body of a raw HTTP answer. */
+function parseRaw(answer: string): { status: number; type: string; body: any; headers: string } {
+  const [head = '', body = ''] = answer.split('\r\n\r\n');
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+  const type = /^content-type: *(.+)$/im.exec(head)?.[1]?.trim() ?? '';
+  return { status, type, body: body === '' ? undefined : JSON.parse(body), headers: head };
+}
+
+async function expectProblem(response: Response, status: number, detail?: RegExp): Promise<any> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const problem: any = await response.json();
+  expect(problem).toMatchObject({ status, type: expect.stringMatching(/^\/problems\//) });
+  if (detail !== undefined) expect(problem.detail).toMatch(detail);
+  return problem;
+}
+
+async function submit(body: string | Buffer): Promise<Response> {
+  return fetch(`${server.origin}/v2.7/email-validations?waitTime=5000`, { method: 'POST', headers: JSON_AUTH, body });
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mailverify-hostile-'));
+  server = await start(join(dir, 'data'));
+});
+
+afterAll(async () => {
+  if (server !== undefined) expect(await server.stop()).toBe(0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('client errors are 400s with problem documents, not 500s', () => {
+  it('reads a repeated status filter as the union of its values', async () => {
+    const done = await submit(JSON.stringify({ entries: [{ inputData: 'a@b.com' }] }));
+    const id = ((await done.json()) as any).overview.id;
+    const list = await fetch(`${server.origin}/v2.7/email-validations?status=Completed&status=InProgress&limit=1000`, { headers: AUTH });
+    expect(list.status).toBe(200);
+    expect(((await list.json()) as any).data.map((job: { id: string }) => job.id)).toContain(id);
+    const entries = await fetch(`${server.origin}/v2.7/email-validations/${id}/entries?status:exclude=Success&status:exclude=Duplicate`, { headers: AUTH });
+    expect(entries.status).toBe(200);
+  });
+
+  it('refuses any other parameter given twice, naming it', async () => {
+    await expectProblem(await fetch(`${server.origin}/v2.7/email-validations?limit=5&limit=6`, { headers: AUTH }), 400, /^limit: given more than once/);
+    await expectProblem(await fetch(`${server.origin}/v2.7/email-validations?sort=createdOn&sort=-createdOn`, { headers: AUTH }), 400, /^sort/);
+  });
+
+  it('refuses a time past year 9999 once in UTC', async () => {
+    const url = `${server.origin}/v2.7/email-validations?createdOn:since=${encodeURIComponent('9999-12-31T23:59:59-01:00')}`;
+    await expectProblem(await fetch(url, { headers: AUTH }), 400, /^createdOn:since: /);
+  });
+
+  it('answers a path segment that is too long with 414 and a problem document', async () => {
+    await expectProblem(await fetch(`${server.origin}/v2.7/email-validations/${'a'.repeat(400)}`, { headers: AUTH }), 414);
+  });
+
+  it('answers a malformed URL with 400 and a problem document', async () => {
+    await expectProblem(await fetch(`${server.origin}/v2.7/email-validations/%zz`, { headers: AUTH }), 400, /URL/);
+  });
+
+  it('answers headers too large with 431 and a problem document', async () => {
+    const answer = parseRaw(await raw(server.port, `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+    expect(answer.status).toBe(431);
+    expect(answer.type).toBe('application/problem+json');
+    expect(answer.body).toMatchObject({ status: 431, title: 'Request Header Fields Too Large' });
+  });
+
+  it('answers a malformed request line with 400 and a problem document', async () => {
+    const answer = parseRaw(await raw(server.port, 'GET /health HTTP/1.1 extra\r\n\r\n'));
+    expect(answer.status).toBe(400);
+    expect(answer.type).toBe('application/problem+json');
+  });
+
+  it('answers a plain OPTIONS (no Origin) without refusing it as text', async () => {
+    const response = await fetch(`${server.origin}/v2.7/email-validations`, { method: 'OPTIONS', headers: AUTH });
+    expect(response.status).toBeLessThan(300);
+    expect(response.headers.get('content-type') ?? '').not.toMatch(/^text\/plain/);
+  });
+});
+
+describe('what the client sent is verified as sent, or refused', () => {
+  it('refuses a NUL in inputData, custom or name with 400 naming the field', async () => {
+    await expectProblem(await submit(JSON.stringify({ entries: [{ inputData: 'jane@example.com\u0000<script>' }] })), 400, /^entries\[0\]\.inputData: holds a NUL/);
+    await expectProblem(await submit(JSON.stringify({ entries: [{ inputData: 'a@b.com' }, { inputData: 'c@d.com', custom: 'x\u0000y' }] })), 400, /^entries\[1\]\.custom: holds a NUL/);
+    await expectProblem(await submit(JSON.stringify({ name: 'n\u0000', entries: [{ inputData: 'a@b.com' }] })), 400, /^name: holds a NUL/);
+  });
+
+  it('refuses a lone surrogate with 400 naming the field', async () => {
+    await expectProblem(await submit('{"entries":[{"inputData":"a\\ud800@b.com"}]}'), 400, /^entries\[0\]\.inputData: holds a lone surrogate/);
+  });
+
+  it('refuses a body that is not valid UTF-8 with 400', async () => {
+    const body = Buffer.concat([Buffer.from('{"entries":[{"inputData":"a'), Buffer.from([0xff]), Buffer.from('@b.com"}]}')]);
+    await expectProblem(await submit(body), 400, /not valid UTF-8/);
+  });
+
+  it('counts the 1,024-character limit of inputData in characters, not UTF-16 units', async () => {
+    const accepted = await submit(JSON.stringify({ entries: [{ inputData: '😀'.repeat(600) }] }));
+    expect(accepted.status).toBe(200);
+    await expectProblem(await submit(JSON.stringify({ entries: [{ inputData: '😀'.repeat(1025) }] })), 400, /^entries\[0\]\.inputData: at most 1024 characters/);
+  });
+});
+
+describe('Location is a path', () => {
+  it('never echoes the host of an absolute-form request target (2.x and 1.4)', async () => {
+    for (const version of ['v2.7', 'v1.4']) {
+      const body = JSON.stringify({ entries: [{ inputData: 'a@b.com' }] });
+      const answer = parseRaw(
+        await raw(
+          server.port,
+          `POST http://evil.example/${version}/email-validations HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+            `Authorization: ${AUTH.authorization}\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        ),
+      );
+      const location = /^location: *(.+)$/im.exec(answer.headers)?.[1]?.trim();
+      expect(location, version).toMatch(new RegExp(`^/${version.replace('.', '\\.')}/email-validations/[0-9a-f-]{36}$`));
+    }
+  });
+});
+
+describe('bearer tokens', () => {
+  it('refuses a token signed without exp, even with the right key and subject', async () => {
+    const owner = ((await (await submit(JSON.stringify({ entries: [{ inputData: 'a@b.com' }] }))).json()) as any).overview.owner;
+    const forever = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(owner).sign(new TextEncoder().encode(SECRET));
+    await expectProblem(await fetch(`${server.origin}/v2.7/email-validations`, { headers: { authorization: `Bearer ${forever}` } }), 401);
+  });
+
+  it('revokes the tokens of a password once the root password changes', async () => {
+    const data = join(dir, 'rotate');
+    const first = await start(data, 'first-password');
+    let token: string;
+    try {
+      const issued = await fetch(`${first.origin}/v2.7/auth/tokens`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'root', password: 'first-password' }),
+      });
+      token = ((await issued.json()) as any).accessToken;
+      expect((await fetch(`${first.origin}/v2.7/email-validations`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+    const second = await start(data, 'second-password');
+    try {
+      await expectProblem(await fetch(`${second.origin}/v2.7/email-validations`, { headers: { authorization: `Bearer ${token}` } }), 401);
+      expect((await fetch(`${second.origin}/v2.7/email-validations`, { headers: { authorization: basic('second-password') } })).status).toBe(200);
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+  });
+});
