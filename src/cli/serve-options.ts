@@ -19,6 +19,9 @@ import { closestName } from '../options/names.js';
 import type { StandaloneOptions } from '../server/app.js';
 import {
   DEFAULT_BODY_LIMIT,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_DATA_DIR,
   DEFAULT_MAX_ENTRIES_PER_JOB,
   DEFAULT_MAX_FILE_BYTES,
@@ -271,6 +274,9 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
     target: 'server.trustProxy',
   },
   { flag: 'max-body-size', placeholder: 'SIZE', env: 'MAILVERIFY_MAX_BODY_SIZE', key: 'maxBodySize', kind: bytes, default: DEFAULT_BODY_LIMIT, description: 'the largest request body; a larger one is 413', section: 'Listening', target: 'server.bodyLimit' },
+  { flag: 'request-timeout', placeholder: 'MS', env: 'MAILVERIFY_REQUEST_TIMEOUT', key: 'requestTimeout', kind: integer(1), default: DEFAULT_REQUEST_TIMEOUT_MS, description: 'the time a client has to send a whole request, headers and body, in milliseconds; then 408 and the connection is closed', section: 'Listening', target: 'server.requestTimeoutMs' },
+  { flag: 'headers-timeout', placeholder: 'MS', env: 'MAILVERIFY_HEADERS_TIMEOUT', key: 'headersTimeout', kind: integer(1), default: DEFAULT_HEADERS_TIMEOUT_MS, description: 'the time a client has to send the header fields, in milliseconds (at most the request timeout); then 408', section: 'Listening', target: 'server.headersTimeoutMs' },
+  { flag: 'idle-timeout', placeholder: 'MS', env: 'MAILVERIFY_IDLE_TIMEOUT', key: 'idleTimeout', kind: integer(1), default: DEFAULT_IDLE_TIMEOUT_MS, description: 'the time a connection may go without a byte read or written (a client that stops reading an export, an idle keep-alive connection) before it is closed, in milliseconds', section: 'Listening', target: 'server.idleTimeoutMs' },
 
   { flag: 'root-username', placeholder: 'NAME', env: 'MAILVERIFY_ROOT_USERNAME', key: 'rootUsername', kind: text, default: 'root', description: 'the user name of the root account', section: 'Access', target: 'server.rootUsername' },
   { env: 'MAILVERIFY_ROOT_PASSWORD', kind: text, secret: true, description: 'the password of the root account: required (or the file below), there is no default', section: 'Access', target: 'server.rootPassword' },

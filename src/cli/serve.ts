@@ -34,6 +34,8 @@ serve or node node_modules/mailverify/dist/cli.js serve, not npx or npm exec: np
 SIGTERM on, so the server would only notice that npm is gone and stop a second later.`;
 
 const STOP_DEADLINE_MS = 10_000;
+/** How long requests in progress may go on after a stop signal before their connections are closed. */
+const STOP_GRACE_MS = 5_000;
 /** How often a server started by npm looks whether npm's shell is still its parent. */
 const PARENT_CHECK_MS = 1_000;
 
@@ -87,7 +89,12 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<num
     process.exit(1);
   }, STOP_DEADLINE_MS);
   deadline.unref();
+  // Requests still being received or answered after a grace (a body that never ends, a client that stopped reading an
+  // export) are cut, so that they cannot hold the stop past its deadline; idle connections are closed at once.
+  const grace = setTimeout(() => app.server.closeAllConnections(), STOP_GRACE_MS);
+  grace.unref();
   await app.close();
+  clearTimeout(grace);
   clearTimeout(deadline);
   return 0;
 }

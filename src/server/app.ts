@@ -23,7 +23,16 @@ import { openSqliteStore } from '../jobs/sqlite-store.js';
 import type { JobStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
 import { Cursors } from './cursor.js';
-import { DEFAULT_BODY_LIMIT, DEFAULT_DATA_DIR, DEFAULT_MAX_ENTRIES_PER_JOB, DEFAULT_RETENTION_MS, DEFAULT_TOKEN_LIFETIME_MS } from './defaults.js';
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_DATA_DIR,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_ENTRIES_PER_JOB,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_RETENTION_MS,
+  DEFAULT_TOKEN_LIFETIME_MS,
+} from './defaults.js';
 import { resolveImportOptions, type ImportOptions } from './import/index.js';
 import { ProblemError, rawProblemAnswer, sendProblem } from './problems.js';
 import { legacyRoutes } from './legacy.js';
@@ -76,6 +85,12 @@ export interface StandaloneOptions extends ServerOptions {
   readonly trustProxy?: FastifyServerOptions['trustProxy'];
   /** Serve HTTPS with this certificate chain and key (PEM); default: plain HTTP. */
   readonly https?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /** The time a client has to send a whole request, headers and body (default 5 minutes); then 408. */
+  readonly requestTimeoutMs?: number;
+  /** The time a client has to send the header fields (default 60 s, at most the request timeout); then 408. */
+  readonly headersTimeoutMs?: number;
+  /** The time a connection may stay without a byte read or written before it is closed (default 2 minutes). */
+  readonly idleTimeoutMs?: number;
 }
 
 const VERSIONS = ['v2.7', 'v2.6'];
@@ -227,8 +242,16 @@ async function build(
   options: StandaloneOptions,
   serverFactory: ((handler: (req: IncomingMessage, res: ServerResponse) => void) => Server) | undefined,
 ): Promise<FastifyInstance> {
+  const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const headersTimeout = Math.min(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, requestTimeout);
+  // Node looks for requests past their time every connectionsCheckingInterval (30 s by default): often enough that a
+  // short timeout is kept to within a quarter of itself.
+  const listening = { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(headersTimeout / 4))) };
   const app = Fastify({
-    ...(options.https !== undefined && { https: { cert: options.https.cert, key: options.https.key } }),
+    ...(options.https !== undefined && { https: { ...listening, cert: options.https.cert, key: options.https.key } }),
+    ...(options.https === undefined && { http: listening }),
+    requestTimeout,
+    connectionTimeout: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     logger: loggerOptions(options.logger),
     genReqId: requestIdOf,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,

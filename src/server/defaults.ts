@@ -11,6 +11,19 @@ export const DEFAULT_RETENTION_MS = 30 * 24 * 3_600_000;
 export const DEFAULT_BODY_LIMIT = 64 * 1024 * 1024;
 /** The most entries of one job. */
 export const DEFAULT_MAX_ENTRIES_PER_JOB = 1_000_000;
+/**
+ * The time a client has to send a whole request, headers and body (Node's own default; Fastify turns it off): a body
+ * that never ends no longer holds a connection, and a file descriptor, forever.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
+/** The time a client has to send the request's header fields (Node's default). */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 60_000;
+/**
+ * The time a connection may go without any byte read or written: a client that stops reading an export, or a
+ * keep-alive connection left open, is closed. Longer than the longest wait of a request (waitTime, 30 s).
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+
 /** The lifetime of a bearer token. */
 export const DEFAULT_TOKEN_LIFETIME_MS = 3_600_000;
 

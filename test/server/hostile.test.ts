@@ -4,7 +4,7 @@
 // was issued under nor an `exp` it lacks.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,8 +30,8 @@ let dir: string;
 let server: Running;
 
 /** Starts `mailverify serve` (offline checks: no network is needed) on the data folder. */
-async function start(dataDir: string, password = PASSWORD): Promise<Running> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'silent', '--checks', 'syntax'], {
+async function start(dataDir: string, password = PASSWORD, flags: string[] = []): Promise<Running> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'silent', '--checks', 'syntax', ...flags], {
     env: { ...process.env, MAILVERIFY_ROOT_PASSWORD: password, MAILVERIFY_TOKEN_SECRET: SECRET },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -52,6 +52,15 @@ async function start(dataDir: string, password = PASSWORD): Promise<Running> {
     return exited;
   };
   return { child, origin, port: Number(new URL(origin).port), exited, stop };
+}
+
+/** A connection that sends `request` and stays open; `answer` resolves with all it got once the server closes it. */
+function hold(port: number, request: string): { answer: Promise<string>; socket: Socket } {
+  const socket = connect(port, '127.0.0.1', () => socket.write(request));
+  let answer = '';
+  socket.on('data', (chunk) => (answer += String(chunk)));
+  socket.on('error', () => {});
+  return { answer: new Promise((resolve) => socket.on('close', () => resolve(answer))), socket };
 }
 
 /** Raw bytes to the server and everything it answers until it closes the connection. */
@@ -216,4 +225,42 @@ describe('bearer tokens', () => {
       expect(await second.stop()).toBe(0);
     }
   });
+});
+
+describe('no connection is kept forever', () => {
+  // With credentials, so that the body is waited for (a request without them is refused before its body is read).
+  const HANGING_BODY =
+    `POST /v2.7/email-validations HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${AUTH.authorization}\r\n` +
+    'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"entr';
+
+  it('answers a body that never ends with 408 once the request timeout has passed, and closes the connection', async () => {
+    const quick = await start(join(dir, 'timeouts'), PASSWORD, ['--request-timeout', '1500', '--headers-timeout', '1000']);
+    try {
+      const body = parseRaw(await hold(quick.port, HANGING_BODY).answer);
+      expect(body.status).toBe(408);
+      expect(body.type).toBe('application/problem+json');
+      const headers = parseRaw(await hold(quick.port, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n').answer);
+      expect(headers.status).toBe(408);
+    } finally {
+      expect(await quick.stop()).toBe(0);
+    }
+  }, 30_000);
+
+  it('closes a connection that sends nothing once the idle timeout has passed (well before the headers timeout)', async () => {
+    const quick = await start(join(dir, 'idle'), PASSWORD, ['--idle-timeout', '1000', '--headers-timeout', '60000']);
+    try {
+      // The test's own time limit (30 s) is far below the headers timeout: only the idle timeout can close it.
+      expect(await hold(quick.port, '').answer).toBe('');
+    } finally {
+      expect(await quick.stop()).toBe(0);
+    }
+  }, 30_000);
+
+  it('stops cleanly on SIGTERM (exit 0) while a client is still sending a body', async () => {
+    const held = await start(join(dir, 'held'));
+    const clients = Array.from({ length: 5 }, () => hold(held.port, HANGING_BODY));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await held.stop()).toBe(0);
+    await Promise.all(clients.map((client) => client.answer));
+  }, 30_000);
 });
