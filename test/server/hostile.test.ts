@@ -177,6 +177,21 @@ describe('what the client sent is verified as sent, or refused', () => {
   });
 });
 
+describe('every part of a file import is capped', () => {
+  it('refuses a part it does not use past 1 MiB with 413 naming it, instead of reading it to its end', async () => {
+    const form = new FormData();
+    form.append('inputFile', new Blob(['a@b.com\n'], { type: 'text/plain' }), 'list.txt');
+    form.append('junk', 'x'.repeat(3 * 1024 * 1024));
+    const response = await fetch(`${server.origin}/v2.7/email-validations`, { method: 'POST', headers: AUTH, body: form });
+    await expectProblem(response, 413, /"junk", which this server does not use, is larger than 1048576 bytes/);
+    // A small unused part is still read and dropped.
+    const small = new FormData();
+    small.append('inputFile', new Blob(['a@b.com\n'], { type: 'text/plain' }), 'list.txt');
+    small.append('note', 'from the import page');
+    expect((await fetch(`${server.origin}/v2.7/email-validations`, { method: 'POST', headers: AUTH, body: small })).status).toBeLessThan(300);
+  });
+});
+
 describe('Location is a path', () => {
   it('never echoes the host of an absolute-form request target (2.x and 1.4)', async () => {
     for (const version of ['v2.7', 'v1.4']) {

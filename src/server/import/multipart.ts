@@ -26,8 +26,11 @@ export interface Upload {
   readonly settings?: string;
 }
 
-/** The `settings` part is a small JSON object: 1 MiB is far more than it needs. */
-const MAX_SETTINGS_BYTES = 1 << 20;
+/**
+ * The `settings` part is a small JSON object: 1 MiB is far more than it needs. A part the server does not use is read
+ * and dropped up to the same size: past it, 413, rather than reading whatever a client sends to its end.
+ */
+const MAX_SMALL_PART_BYTES = 1 << 20;
 /** Parts per request: `inputFile`, `settings` and a few a client may add. */
 const MAX_PARTS = 32;
 
@@ -78,7 +81,7 @@ export function receiveUpload(raw: IncomingMessage, contentType: string, filePat
       const disposition = parseHeader(header['content-disposition']?.[0] ?? '');
       const name = disposition.params.get('name');
       if (disposition.value !== 'form-data' || name === undefined) {
-        part.resume();
+        await readSmallPart(part, 'a part without a form-data name', false);
         return;
       }
       if (name === 'inputFile') {
@@ -101,7 +104,7 @@ export function receiveUpload(raw: IncomingMessage, contentType: string, filePat
         settings = '';
         settings = await readText(part, 'settings');
       } else {
-        part.resume();
+        await readSmallPart(part, `the part ${JSON.stringify(name.slice(0, 64))}, which this server does not use,`, false);
       }
     };
 
@@ -128,17 +131,23 @@ export function receiveUpload(raw: IncomingMessage, contentType: string, filePat
   });
 }
 
-/** A small part's content as UTF-8 text; 400 if it is not UTF-8, 413 past 1 MiB. */
-async function readText(part: Readable, name: string): Promise<string> {
+/** A small part read to its end, its bytes kept or dropped; 413 past MAX_SMALL_PART_BYTES. */
+async function readSmallPart(part: Readable, what: string, keep: boolean): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of part as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_SETTINGS_BYTES) throw new ProblemError(413, `${name}: the part is larger than ${MAX_SETTINGS_BYTES} bytes.`);
-    chunks.push(chunk);
+    if (size > MAX_SMALL_PART_BYTES) throw new ProblemError(413, `${what} is larger than ${MAX_SMALL_PART_BYTES} bytes.`);
+    if (keep) chunks.push(chunk);
   }
+  return Buffer.concat(chunks);
+}
+
+/** A small part's content as UTF-8 text; 400 if it is not UTF-8, 413 past 1 MiB. */
+async function readText(part: Readable, name: string): Promise<string> {
+  const bytes = await readSmallPart(part, `${name}: the part`, true);
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     throw invalidField(name, 'must be UTF-8 text');
   }
