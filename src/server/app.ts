@@ -4,11 +4,11 @@
  * one verifier and one job store per instance.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import compress from '@fastify/compress';
 import cors from '@fastify/cors';
 import { createVerifier, type Quality, type VerifierOptions } from '../engine/verifier.js';
@@ -113,8 +113,8 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   if (typeof options.rootUsername !== 'string' || options.rootUsername === '') {
     throw new Error('mailverify: a root user name is required');
   }
-  const store = options.store ?? (await openDataDir(options.dataDir ?? DEFAULT_DATA_DIR));
-  const rootId = await setting(store, 'root.id', () => randomUUID());
+  const store = options.store ?? (await openDataDir(options.dataDir ?? DEFAULT_DATA_DIR, app.log));
+  const rootId = await rootAccountId(store, app.log);
   const secret = options.tokenSecret ?? (await setting(store, 'secret', () => randomBytes(32).toString('base64url')));
   const metrics = options.metrics === true ? new ServerMetrics(store) : undefined;
   // Setups that would give wrong results with no other sign (an unreachable DNS server...) are warned of in the log.
@@ -195,6 +195,12 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     if (status >= 400 && status < 500 && error.code?.startsWith('FST_')) {
       // Fastify's own refusals (malformed JSON, body too large, unsupported content type) say nothing internal.
       return sendProblem(reply, new ProblemError(status, error.message));
+    }
+    if (request.raw.aborted || request.raw.socket?.destroyed === true) {
+      // The client hung up before its request was read (a cancelled upload): its own doing, nothing failed here, and
+      // no one is left to answer.
+      request.log.info({ code: error.code }, 'the client closed the connection before its request was read');
+      return sendProblem(reply, new ProblemError(400, 'The request was not received whole.'));
     }
     request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, new ProblemError(500, 'The server failed to answer this request.'));
@@ -322,10 +328,32 @@ function loggerOptions(logger: StandaloneOptions['logger']): FastifyServerOption
   return { ...logger, redact: Array.isArray(redact) || redact === undefined ? paths : { ...redact, paths } } as FastifyServerOptions['logger'];
 }
 
-/** The SQLite store of a data folder. */
-async function openDataDir(dataDir: string): Promise<JobStore> {
+/**
+ * The SQLite store of a data folder. A database file of 0 bytes opens as a new, empty database: said in the log, since
+ * it usually means the file was lost (a failed copy, a full disk) rather than a first start.
+ */
+async function openDataDir(dataDir: string, log: FastifyBaseLogger): Promise<JobStore> {
   await mkdir(dataDir, { recursive: true });
-  return openSqliteStore(join(dataDir, 'mailverify.db'));
+  const file = join(dataDir, 'mailverify.db');
+  const size = await stat(file).then((found) => found.size, () => null);
+  if (size === 0) {
+    log.warn({ file }, 'mailverify: the database file is empty (0 bytes): the server starts with no jobs; if it held jobs, stop the server and restore the data folder from a backup');
+  }
+  return openSqliteStore(file);
+}
+
+/**
+ * The root account's id, kept with the data; made on the first start. Made again while the store holds jobs, the
+ * data folder was damaged or reset: those jobs, owned by the lost id, answer 404, which the log says.
+ */
+async function rootAccountId(store: JobStore, log: FastifyBaseLogger): Promise<string> {
+  const known = await store.getSetting('root.id');
+  if (known !== null) return known;
+  const jobs = (await store.jobTotals()).reduce((sum, totals) => sum + totals.jobs, 0);
+  if (jobs > 0) {
+    log.warn({ jobs }, `mailverify: the data holds ${jobs} job${jobs === 1 ? '' : 's'} but no root account id: a new id is made, and those jobs (owned by the lost one) answer 404; stop the server and restore the data folder from a backup`);
+  }
+  return setting(store, 'root.id', () => randomUUID());
 }
 
 /** A setting kept with the data, made on first use. */

@@ -3,12 +3,13 @@
 // silently changed before it is verified, no foreign host is echoed, and a token outlives neither the password it
 // was issued under nor an `exp` it lacks.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
+import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -24,6 +25,8 @@ interface Running {
   port: number;
   exited: Promise<number | null>;
   stop(): Promise<number | null>;
+  /** What the server wrote on standard error so far. */
+  stderr(): string;
 }
 
 let dir: string;
@@ -51,7 +54,7 @@ async function start(dataDir: string, password = PASSWORD, flags: string[] = [])
     child.kill('SIGTERM');
     return exited;
   };
-  return { child, origin, port: Number(new URL(origin).port), exited, stop };
+  return { child, origin, port: Number(new URL(origin).port), exited, stop, stderr: () => stderr };
 }
 
 /** A connection that sends `request` and stays open; `answer` resolves with all it got once the server closes it. */
@@ -279,3 +282,55 @@ describe('no connection is kept forever', () => {
     await Promise.all(clients.map((client) => client.answer));
   }, 30_000);
 });
+
+describe('a data folder that looks reset is said in the log', () => {
+  it('warns when the jobs are there but the root account id is not, and when the database file is empty', async () => {
+    const data = join(dir, 'reset');
+    const first = await start(data);
+    const job = await fetch(`${first.origin}/v2.7/email-validations?waitTime=5000`, {
+      method: 'POST',
+      headers: JSON_AUTH,
+      body: JSON.stringify({ entries: [{ inputData: 'a@b.com' }] }),
+    });
+    expect(job.status).toBe(200);
+    expect(await first.stop()).toBe(0);
+
+    const database = new Database(join(data, 'mailverify.db'));
+    database.prepare("DELETE FROM settings WHERE key = 'root.id'").run();
+    database.close();
+    const second = await start(data, PASSWORD, ['--log-level', 'warn']);
+    expect(await second.stop()).toBe(0);
+    expect(second.stderr()).toMatch(/the data holds 1 job but no root account id/);
+
+    truncateSync(join(data, 'mailverify.db'), 0);
+    const third = await start(data, PASSWORD, ['--log-level', 'warn']);
+    expect(await third.stop()).toBe(0);
+    expect(third.stderr()).toMatch(/the database file is empty \(0 bytes\)/);
+  }, 30_000);
+});
+
+describe('logging matches severity', () => {
+  it('logs a client that hangs up mid-upload at info, without a stack, not as an error', async () => {
+    const logged = await start(join(dir, 'hangup'), PASSWORD, ['--log-level', 'info']);
+    try {
+      const { socket } = hold(
+        logged.port,
+        `POST /v2.7/email-validations HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${AUTH.authorization}\r\n` +
+          'Content-Type: multipart/form-data; boundary=xyz\r\nContent-Length: 100000\r\n\r\n' +
+          '--xyz\r\nContent-Disposition: form-data; name="inputFile"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\na@b.com\n',
+      );
+      await until(() => logged.stderr().includes('"incoming request"'));
+      socket.destroy();
+      await until(() => logged.stderr().includes('the client closed the connection before its request was read'));
+    } finally {
+      expect(await logged.stop()).toBe(0);
+    }
+    const lines = logged.stderr().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+  }, 30_000);
+});
+
+/** Resolves once `condition` holds, looking every 50 ms (the test's own time limit bounds the wait). */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));
+}
