@@ -195,7 +195,7 @@ export interface CallbackWorkerOptions extends Omit<DeliveryOptions, 'signal'> {
   readonly store: JobStore;
   /** The time source of the retry schedule (default: the real clock). */
   readonly clock?: Clock;
-  /** Events delivered at the same time (default 16). */
+  /** Tries at once (default 128): each a socket, none waiting for another to end. */
   readonly concurrency?: number;
   /**
    * Where a failed try, a dropped event and a failure of the worker's own are told, with their details (job id, try,
@@ -217,11 +217,15 @@ export class CallbackWorker {
   #timer: ClockTimer | undefined;
   #pumping: Promise<void> | null = null;
   #again = false;
+  /** Ends the wait of a delivery round for a try to end: an event was added. */
+  #woken: (() => void) | undefined;
+  /** The tries running, by outbox event id. */
+  readonly #inFlight = new Map<number, Promise<void>>();
   #started = false;
   #closed = false;
 
   constructor(options: CallbackWorkerOptions) {
-    const concurrency = options.concurrency ?? 16;
+    const concurrency = options.concurrency ?? 128;
     if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new RangeError('concurrency: a positive integer');
     const timeoutMs = options.timeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new RangeError('timeoutMs: a positive number');
@@ -250,6 +254,7 @@ export class CallbackWorker {
   async close(): Promise<void> {
     this.#closed = true;
     this.#stopping.abort(new Error('the server is closing'));
+    this.#woken?.();
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.settled();
@@ -258,6 +263,7 @@ export class CallbackWorker {
   #pump(): void {
     if (this.#pumping !== null) {
       this.#again = true;
+      this.#woken?.();
       return;
     }
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
@@ -274,21 +280,42 @@ export class CallbackWorker {
       });
   }
 
+  /**
+   * Delivers every event due, each try on its own: up to `concurrency` tries run at once, and as soon as one ends the
+   * next event due takes its place (an event added meanwhile too), so that a receiver that answers at once is never
+   * held behind others that take their whole timeout. Events in flight stay in the outbox until their try ends.
+   */
   async #deliverDue(): Promise<void> {
     const { store } = this.#options;
-    do {
+    const concurrency = this.#options.concurrency!;
+    let failure: { error: unknown } | undefined;
+    for (;;) {
+      if (this.#closed || failure !== undefined) break;
       this.#again = false;
-      for (;;) {
-        if (this.#closed) return;
-        const due = await store.dueCallbacks(this.#clock.now(), this.#options.concurrency!);
-        if (due.length === 0) break;
-        // Every try of the batch ends before the next batch is read (none is read twice); a failure of the store
-        // on one does not cut the others short.
-        const settled = await Promise.allSettled(due.map((delivery) => this.#attempt(delivery)));
-        const failure = settled.find((result) => result.status === 'rejected');
-        if (failure !== undefined) throw failure.reason;
+      const free = concurrency - this.#inFlight.size;
+      const due =
+        free === 0
+          ? []
+          : (await store.dueCallbacks(this.#clock.now(), concurrency + this.#inFlight.size))
+              .filter((delivery) => !this.#inFlight.has(delivery.id))
+              .slice(0, free);
+      for (const delivery of due) {
+        const attempt = this.#attempt(delivery)
+          // A failure of the store on one try does not cut the others short; it ends the round once they have ended.
+          .catch((error: unknown) => void (failure ??= { error }))
+          .finally(() => this.#inFlight.delete(delivery.id));
+        this.#inFlight.set(delivery.id, attempt);
       }
-    } while (this.#again);
+      if (this.#inFlight.size === 0) {
+        if (this.#again) continue;
+        break;
+      }
+      // Wait for a try to end or an event to be added, then look again.
+      if (!this.#again) await Promise.race([...this.#inFlight.values(), new Promise<void>((resolve) => (this.#woken = resolve))]);
+      this.#woken = undefined;
+    }
+    await Promise.all(this.#inFlight.values());
+    if (failure !== undefined) throw failure.error;
     if (this.#closed) return;
     const next = await store.nextCallbackAt();
     if (next !== null && !this.#closed) this.#schedule(next - this.#clock.now());

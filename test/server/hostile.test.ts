@@ -4,7 +4,8 @@
 // was issued under nor an `exp` it lacks.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -334,3 +335,47 @@ describe('logging matches severity', () => {
 async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 50));
 }
+
+describe('callbacks', () => {
+  it('delivers to a receiver that answers at once without waiting behind 40 that never answer', async () => {
+    // 40 receivers that accept the connection and never answer; counts the connections they saw end.
+    let silentEnded = 0;
+    const silentSockets = new Set<Socket>();
+    const silent = createTcpServer((socket) => {
+      silentSockets.add(socket);
+      // Read (and drop) what comes, so that the end of a connection the server gives up on is seen.
+      socket.resume();
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        silentSockets.delete(socket);
+        silentEnded++;
+      });
+    });
+    let arrived: (() => void) | undefined;
+    const goodArrived = new Promise<void>((resolve) => (arrived = resolve));
+    const good = createHttpServer((request, response) => {
+      request.resume();
+      response.end();
+      arrived!();
+    });
+    await Promise.all([new Promise<void>((r) => silent.listen(0, '127.0.0.1', r)), new Promise<void>((r) => good.listen(0, '127.0.0.1', r))]);
+    const callbacks = await start(join(dir, 'callbacks'), PASSWORD, ['--allow-private-addresses', '--callback-timeout', '3000']);
+    try {
+      const submitWith = (url: string) =>
+        fetch(`${callbacks.origin}/v2.7/email-validations`, {
+          method: 'POST',
+          headers: JSON_AUTH,
+          body: JSON.stringify({ entries: [{ inputData: 'a@b.com' }], callback: { url } }),
+        });
+      for (let i = 0; i < 40; i++) expect((await submitWith(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/hook/${i}`)).status).toBeLessThan(300);
+      expect((await submitWith(`http://127.0.0.1:${(good.address() as AddressInfo).port}/hook`)).status).toBeLessThan(300);
+      await goodArrived;
+      // Every silent receiver's try is still waiting for its answer (3 s each): none had to end first.
+      expect(silentEnded).toBe(0);
+    } finally {
+      expect(await callbacks.stop()).toBe(0);
+      for (const socket of silentSockets) socket.destroy();
+      await Promise.all([new Promise((r) => silent.close(r)), new Promise((r) => good.close(r))]);
+    }
+  }, 60_000);
+});
