@@ -19,6 +19,7 @@ import { CallbackWorker, DEFAULT_CALLBACK_TIMEOUT_MS } from '../jobs/callbacks.j
 import type { Clock } from '../jobs/clock.js';
 import { Jobs } from '../jobs/jobs.js';
 import { RetentionPurger } from '../jobs/retention.js';
+import { JobGoneError } from '../jobs/pages.js';
 import { openSqliteStore } from '../jobs/sqlite-store.js';
 import type { JobStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
@@ -191,6 +192,10 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) return sendProblem(reply, error);
+    if (error instanceof JobGoneError) {
+      request.log.info({ jobId: error.jobId }, 'job deleted while it was read');
+      return sendProblem(reply, new ProblemError(410, 'The job was deleted or has expired while it was read.', '/problems/gone'));
+    }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500 && error.code?.startsWith('FST_')) {
       // Fastify's own refusals (malformed JSON, body too large, unsupported content type) say nothing internal.

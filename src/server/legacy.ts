@@ -103,7 +103,7 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
     const head = JSON.stringify(snapshotOf(job));
     yield `${head.slice(0, -1)},"entries":[`;
     let separator = '';
-    for await (const page of entryPages(jobs.options.store, job.id, PAGE)) {
+    for await (const page of entryPages(jobs.options.store, job.id, PAGE, {}, { whole: true })) {
       let text = '';
       for (const entry of page) {
         text += separator + JSON.stringify(toLegacyEntry(entry));

@@ -105,7 +105,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (server !== undefined) expect(await server.stop()).toBe(0);
+  if (server !== undefined) {
+    const code = await server.stop();
+    // A crash of the server is the failure to read: what it printed says why.
+    expect(code, server.stderr()).toBe(0);
+  }
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -378,4 +382,58 @@ describe('callbacks', () => {
       await Promise.all([new Promise((r) => silent.close(r)), new Promise((r) => good.close(r))]);
     }
   }, 60_000);
+});
+
+describe('a read cut by a deletion', () => {
+  /** Reads the first chunk of an answer, deletes the job, then reads on: resolves with how the body ended. */
+  async function readAcrossDeletion(url: string, accept: string, id: string): Promise<{ status: number; ended: 'complete' | 'aborted'; bytes: number }> {
+    const response = await fetch(url, { headers: { ...AUTH, accept } });
+    const reader = response.body!.getReader();
+    let bytes = (await reader.read()).value?.length ?? 0;
+    const deleted = await fetch(`${server.origin}/v2.7/email-validations/${id}`, { method: 'DELETE', headers: AUTH });
+    expect(deleted.status).toBe(200);
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return { status: response.status, ended: 'complete', bytes };
+        bytes += value.length;
+      }
+    } catch {
+      return { status: response.status, ended: 'aborted', bytes };
+    }
+  }
+
+  /** A completed job of `count` entries (offline checks: done at once). */
+  async function bigJob(count: number, path = 'v2.7'): Promise<string> {
+    const entries = Array.from({ length: count }, (_, i) => ({ inputData: `user${i}@example${i % 97}.com`, custom: `row ${i}` }));
+    const response = await fetch(`${server.origin}/${path}/email-validations${path === 'v2.7' ? '?waitTime=30000' : ''}`, {
+      method: 'POST',
+      headers: JSON_AUTH,
+      body: JSON.stringify({ entries }),
+    });
+    const body: any = await response.json();
+    const id: string = path === 'v2.7' ? body.overview.id : body.uniqueID;
+    // Wait until it is complete (the 1.4 POST answers at once).
+    for (;;) {
+      const overview: any = await (await fetch(`${server.origin}/v2.7/email-validations/${id}/overview`, { headers: AUTH })).json();
+      if (overview.status === 'Completed') return id;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  it('ends a CSV or xlsx export as an aborted response, never as a complete file', async () => {
+    for (const accept of ['text/csv', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet']) {
+      const id = await bigJob(150_000);
+      const read = await readAcrossDeletion(`${server.origin}/v2.7/email-validations/${id}/entries`, accept, id);
+      expect(read.status, accept).toBe(200);
+      expect(read.ended, accept).toBe('aborted');
+    }
+  }, 120_000);
+
+  it('ends a 1.4 snapshot as an aborted response, never as complete-looking JSON', async () => {
+    const id = await bigJob(150_000, 'v1.4');
+    const read = await readAcrossDeletion(`${server.origin}/v1.4/email-validations/${id}`, 'application/json', id);
+    expect(read.status).toBe(200);
+    expect(read.ended).toBe('aborted');
+  }, 120_000);
 });

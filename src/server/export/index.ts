@@ -46,7 +46,7 @@ export async function sendExport(
       );
     }
   }
-  const pages = entryPages(store, job.id, EXPORT_PAGE, filter);
+  const pages = entryPages(store, job.id, EXPORT_PAGE, filter, { whole: true });
   reply
     .code(200)
     .header('Content-Disposition', `attachment; filename="${job.id}.${format}"`)

@@ -68,8 +68,10 @@ export function xlsxStream(pages: AsyncIterable<Entry[]>): Readable {
   zip.end();
   const output = zip.outputStream as PassThrough;
   void writeSheet(pages, sheet, output).catch((error: unknown) => {
-    sheet.destroy(error as Error);
+    // The answer fails (its reader sees it cut short); the sheet, which only the zip writer reads, just stops: an
+    // error on it would have no listener.
     output.destroy(error as Error);
+    sheet.destroy();
   });
   return output;
 }
