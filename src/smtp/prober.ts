@@ -164,6 +164,8 @@ interface RouteQueue {
   failedRounds: number;
   /** Rounds under way, with their sessions (closed when all their work was withdrawn). */
   readonly rounds: Set<Round>;
+  /** Sessions being opened: aborted when every piece of work waiting here was withdrawn. */
+  readonly openings: Set<AbortController>;
 }
 
 type Transaction =
@@ -268,8 +270,10 @@ export class SmtpProber {
         for (const p of roundRecipients(round)) if (mine(p)) this.settle(p, null);
         if (!roundHasLiveWork(round)) round.session.close();
       }
-      if (queue.recipients.length + queue.suspects.length + queue.checks.length === 0 && queue.sessions === 0) {
-        this.queues.delete(queue.address);
+      if (queue.recipients.length + queue.suspects.length + queue.checks.length === 0) {
+        // Nothing waits here any more: sessions being opened stop where they are, with nothing more written.
+        for (const opening of queue.openings) opening.abort();
+        if (queue.sessions === 0) this.queues.delete(queue.address);
       }
     }
     for (const [key, check] of this.checks) if (!check.waiters.some((p) => !p.settled)) this.checks.delete(key);
@@ -305,6 +309,7 @@ export class SmtpProber {
         live: 0,
         failedRounds: 0,
         rounds: new Set(),
+        openings: new Set(),
       };
       this.queues.set(address, queue);
     }
@@ -358,20 +363,30 @@ export class SmtpProber {
       if (starting) queue.starting--;
       starting = false;
     };
+    const opening = new AbortController();
     try {
       route = firstRoute(queue);
       if (route === null) return;
-      const opening = performance.now();
-      const opened = await this.open(route, this.timeoutsOf(ownersOf(queue)));
+      const openingAt = performance.now();
+      queue.openings.add(opening);
+      const opened = await this.open(route, this.timeoutsOf(ownersOf(queue)), opening.signal);
+      queue.openings.delete(opening);
       openedAt = performance.now();
+      if (opening.signal.aborted) {
+        // Its work was withdrawn while it opened: closed unused, without a word more (a transport that ignored the
+        // signal may have opened it).
+        if (!('failed' in opened)) opened.close();
+        started();
+        return;
+      }
       const { host: exchanger } = route.exchanger;
       if ('failed' in opened) {
-        onSession?.({ event: 'failed', exchanger, address: route.address, status: opened.failed, durationMs: openedAt - opening });
+        onSession?.({ event: 'failed', exchanger, address: route.address, status: opened.failed, durationMs: openedAt - openingAt });
         started();
         this.openFailed(queue, opened);
         return;
       }
-      onSession?.({ event: 'open', exchanger, address: route.address, durationMs: openedAt - opening });
+      onSession?.({ event: 'open', exchanger, address: route.address, durationMs: openedAt - openingAt });
       session = opened;
       queue.live++;
       for (;;) {
@@ -391,6 +406,7 @@ export class SmtpProber {
         if (session.closed) break;
       }
     } finally {
+      queue.openings.delete(opening);
       started();
       if (session !== null) {
         queue.live--;
@@ -425,7 +441,7 @@ export class SmtpProber {
       : { connectMs, commandMs, catchAllMs };
   }
 
-  private async open(route: Route, timeouts: ProbeTimeouts): Promise<SmtpSession | OpenFailure> {
+  private async open(route: Route, timeouts: ProbeTimeouts, signal: AbortSignal): Promise<SmtpSession | OpenFailure> {
     const { options } = this;
     try {
       return await options.transport.open({
@@ -436,6 +452,7 @@ export class SmtpProber {
         tls: options.tls,
         connectTimeoutMs: timeouts.connectMs,
         commandTimeoutMs: timeouts.commandMs,
+        signal,
       });
     } catch (error) {
       return openFailure(error);

@@ -15,6 +15,8 @@ const ABORTED_DOMAINS = 300;
 const LIVE_DOMAINS = 20;
 /** How long nothing may reach the lab after an abort settles (a behaviour check: the counts must not move). */
 const QUIET_WINDOW_MS = 500;
+/** A server that greets this long after it accepts a connection. */
+const GREETING_DELAY_MS = 1000;
 
 const abortedDomain = (i: number) => `a${i}-withdraw.com`;
 const liveDomain = (i: number) => `b${i}-withdraw.com`;
@@ -26,10 +28,12 @@ beforeAll(async () => {
     servers: {
       quick: { mailboxes: ['alice'] },
       slow: { mailboxes: ['alice'], delayMs: { rcpt: 5000 } },
+      latergreeting: { mailboxes: ['alice'], delayMs: { greeting: GREETING_DELAY_MS } },
     },
     domains: {
       'slow-withdraw.com': ['slow'],
       'warm-withdraw.com': ['quick', 'slow'],
+      'latergreeting-withdraw.com': ['latergreeting'],
       ...Object.fromEntries(Array.from({ length: ABORTED_DOMAINS }, (_, i) => [abortedDomain(i), ['quick']])),
       ...Object.fromEntries(Array.from({ length: LIVE_DOMAINS }, (_, i) => [liveDomain(i), ['quick']])),
     },
@@ -86,6 +90,28 @@ describe('an aborted batch', () => {
       expect(liveEntries).toHaveLength(LIVE_DOMAINS);
       expect(liveEntries.every((e) => e.status === 'Success')).toBe(true);
       await v.close();
+      expect(v.stats().smtp.openConnections).toBe(0);
+    }, 2000, ['UDPWRAP']);
+  });
+});
+
+describe('an aborted batch, while a session is being opened for it', () => {
+  it('stops the opening where it is: nothing is written to the exchanger after the abort', async () => {
+    await expectNoLeak(async () => {
+      lab.reset();
+      const v = labVerifier(lab, { dns: { timeoutMs: 5000 } }, { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000 });
+      const controller = new AbortController();
+      const run = (async () => {
+        for await (const entry of v.verifyMany(['alice@latergreeting-withdraw.com'], { signal: controller.signal })) void entry;
+      })();
+      // Connected, the greeting not yet sent.
+      while (lab.stats('latergreeting').connections < 1) await sleep(5);
+      controller.abort();
+      await expect(run).rejects.toThrow(/abort/i);
+      await v.close();
+      // Past the greeting: a session that went on opening would have sent EHLO by now.
+      await sleep(GREETING_DELAY_MS + QUIET_WINDOW_MS);
+      expect(lab.stats('latergreeting').commands).toBe(0);
       expect(v.stats().smtp.openConnections).toBe(0);
     }, 2000, ['UDPWRAP']);
   });
