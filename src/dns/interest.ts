@@ -1,7 +1,7 @@
 /**
  * Who still wants a piece of network work. Work shared by several parties (a domain's resolution shared by batches,
  * a query shared by resolutions) is withdrawn only once every party that asked for it has been; a party that joins
- * later brings it back (decisions §11, §12: an aborted batch leaves nothing queued).
+ * later brings it back (docs/verification.md#batches: an aborted batch leaves nothing queued).
  */
 export interface Interest {
   readonly withdrawn: boolean;

@@ -578,8 +578,8 @@ export class BatchRun {
   }
 
   /**
-   * Ends the batch (finished, abandoned, aborted or failed): no more reading, its waiting work withdrawn (decisions
-   * §11, §12: nothing of it stays queued, no timer of it is left).
+   * Ends the batch (finished, abandoned, aborted or failed): no more reading, its waiting work withdrawn
+   * (docs/verification.md#batches: nothing of it stays queued, no timer of it is left).
    */
   private stop(): void {
     if (this.stopped) return;
