@@ -357,7 +357,7 @@ export class SmtpProber {
       if (queue.sessions === 0) this.queues.delete(queue.address);
       return;
     }
-    const perRound = this.roundSize(queue.address) ?? this.options.maxRecipientsPerTransaction * TRANSACTIONS_PER_ROUND;
+    const perRound = this.roundSize(queue.address) ?? this.fullRound;
     // Suspects go one per round: each may use a session of its own, within the cap.
     const cap = Math.min(this.options.maxConnectionsPerExchanger, queue.accepted ?? Infinity);
     let wanted = Math.min(cap, Math.ceil(backlog / perRound) + queue.suspects.length);
@@ -377,8 +377,12 @@ export class SmtpProber {
   private roundSize(address: string): number | null {
     const pace = this.rcptPace.get(address);
     if (pace === undefined) return null;
-    const full = this.options.maxRecipientsPerTransaction * TRANSACTIONS_PER_ROUND;
-    return Math.max(1, Math.min(full, Math.floor(ROUND_TARGET_MS / Math.max(pace, 1))));
+    return Math.max(1, Math.min(this.fullRound, Math.floor(ROUND_TARGET_MS / Math.max(pace, 1))));
+  }
+
+  /** The real recipients of a full round. */
+  private get fullRound(): number {
+    return this.options.maxRecipientsPerTransaction * TRANSACTIONS_PER_ROUND;
   }
 
   /**
@@ -558,11 +562,10 @@ export class SmtpProber {
     const perTransaction = this.options.maxRecipientsPerTransaction;
     // A round as large as the exchanger's pace allows; until that pace is known, one transaction's worth, so that a
     // slow exchanger holds no more than that on one session while its pace shows.
-    const full = perTransaction * TRANSACTIONS_PER_ROUND;
     const size = this.roundSize(queue.address);
-    let room = size ?? full;
+    let room = size ?? this.fullRound;
     // Probes count against a slow exchanger's round (each is one more RCPT to wait for); a full round takes them all.
-    const slow = room < full;
+    const slow = room < this.fullRound;
     const later: CatchAllCheck[] = [];
     for (const check of queue.checks) {
       if (check.fresh || (slow && room === 0)) later.push(check);
@@ -573,7 +576,7 @@ export class SmtpProber {
     }
     queue.checks = later;
 
-    const taken = size === null ? takeByPriority(queue, Math.min(room, perTransaction), true) : takeByPriority(queue, room);
+    const taken = size === null ? takeByPriority(queue, perTransaction, true) : takeByPriority(queue, room);
     const smtputf8 = session.extensions.has('SMTPUTF8');
     const byDomain = new Map<string, { ascii: Pending[]; international: Pending[] }>();
     queue.priority = highestPriority(queue);
