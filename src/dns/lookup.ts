@@ -1,9 +1,15 @@
 /**
- * DNS lookups as the domain stage needs them: answers or error codes (never a thrown error), SERVFAIL and REFUSED
- * retried once, answers cached in a bounded LRU for the TTL of the answer (capped), negative answers cached for a
- * shorter time, and concurrent identical queries sharing one request.
+ * DNS lookups as the domain stage needs them: answers or error codes (never a thrown error but one, below), SERVFAIL
+ * and REFUSED retried once, answers cached in a bounded LRU for the TTL of the answer (capped), negative answers cached
+ * for a shorter time, concurrent identical queries sharing one request, and at most so many queries in flight.
+ *
+ * Each lookup is made for an `Interest` (a batch, or a resolution that batches share). A request that every caller of
+ * it has withdrawn leaves the queue unsent, or is aborted in flight, at the next `withdraw()`; those callers get a
+ * WithdrawnError, the only error a lookup throws. A caller still interested that shared such a request asks again.
  */
 import { LRUCache } from 'lru-cache';
+import { LASTING, SharedInterest, WithdrawnError, type Interest } from './interest.js';
+import { QueryLimit } from './limit.js';
 import type { MxRecord, Resolver } from './resolver.js';
 
 export type DnsAnswer<T> = { readonly ok: true; readonly records: T } | { readonly ok: false; readonly code: string };
@@ -73,23 +79,34 @@ const NEGATIVE_CODES = new Set(['ENOTFOUND', 'ENODATA', 'ESERVFAIL', 'EREFUSED',
 const RETRIED_CODES = new Set(['ESERVFAIL', 'EREFUSED']);
 
 type Cached = DnsAnswer<MxRecord[]> | DnsAnswer<string[]>;
-type Query = () => Promise<{ records: MxRecord[] | string[]; ttlMs: number | undefined }>;
+type Query = (signal: AbortSignal) => Promise<{ records: MxRecord[] | string[]; ttlMs: number | undefined }>;
+
+/** A request under way, and the interest of everyone who waits for it. */
+interface Request {
+  readonly answer: Promise<Cached>;
+  readonly interest: SharedInterest;
+}
 
 export class DnsLookup {
   readonly stats: DnsStats = { hits: 0, misses: 0, queries: 0 };
   private readonly cache: LRUCache<string, Cached>;
-  private readonly inFlight = new Map<string, Promise<Cached>>();
+  private readonly inFlight = new Map<string, Request>();
+  private readonly limit: QueryLimit;
   private readonly maxTtlMs: number;
   private readonly negativeTtlMs: number;
 
   /**
-   * `onQuery` hears of every query sent to the resolver (the verifier's observer, docs/verification.md#observing-the-engine).
+   * `onQuery` hears of every query sent to the resolver that settles (the verifier's observer,
+   * docs/verification.md#observing-the-engine); a query withdrawn in flight is not reported. At most
+   * `maxQueriesInFlight` queries are sent at once.
    */
   constructor(
     private readonly resolver: Resolver,
     options: DnsCacheOptions = {},
     private readonly onQuery?: (event: DnsQueryEvent) => void,
+    maxQueriesInFlight = Infinity,
   ) {
+    this.limit = new QueryLimit(maxQueriesInFlight);
     this.maxTtlMs = options.maxTtlMs ?? 300_000;
     this.negativeTtlMs = options.negativeTtlMs ?? 60_000;
     // No timers: lru-cache checks the TTL when an entry is read (ttlAutopurge stays off).
@@ -100,43 +117,68 @@ export class DnsLookup {
    * MX records of `name`, kept for the least TTL of the answer; a resolver that reports no TTL (Node's, for MX) has
    * them kept for `maxTtlMs`.
    */
-  mx(name: string): Promise<DnsAnswer<MxRecord[]>> {
-    return this.lookup('MX', name, async () => {
-      const records = await this.resolver.resolveMx(name);
+  mx(name: string, interest: Interest = LASTING): Promise<DnsAnswer<MxRecord[]>> {
+    return this.lookup('MX', name, interest, async (signal) => {
+      const records = await this.resolver.resolveMx(name, { signal });
       return { records, ttlMs: leastTtlMs(records) };
     }) as Promise<DnsAnswer<MxRecord[]>>;
   }
 
   /** IPv4 (family 4) or IPv6 (family 6) addresses of `name`, kept for the least TTL of the answer. */
-  addresses(name: string, family: 4 | 6): Promise<DnsAnswer<string[]>> {
-    return this.lookup(family === 4 ? 'A' : 'AAAA', name, async () => {
+  addresses(name: string, family: 4 | 6, interest: Interest = LASTING): Promise<DnsAnswer<string[]>> {
+    return this.lookup(family === 4 ? 'A' : 'AAAA', name, interest, async (signal) => {
       const answers =
-        family === 4 ? await this.resolver.resolve4(name, { ttl: true }) : await this.resolver.resolve6(name, { ttl: true });
+        family === 4
+          ? await this.resolver.resolve4(name, { ttl: true, signal })
+          : await this.resolver.resolve6(name, { ttl: true, signal });
       return { records: answers.map((answer) => answer.address), ttlMs: leastTtlMs(answers) };
     }) as Promise<DnsAnswer<string[]>>;
   }
 
-  private lookup(type: DnsRecordType, name: string, query: Query): Promise<Cached> {
-    const key = `${type} ${name}`;
-    const cached = this.cache.get(key);
-    if (cached !== undefined) {
-      this.stats.hits++;
-      return Promise.resolve(cached);
-    }
-    this.stats.misses++;
-    const pending = this.inFlight.get(key);
-    if (pending !== undefined) return pending;
-    const request = this.ask(key, type, name, query).finally(() => this.inFlight.delete(key));
-    this.inFlight.set(key, request);
-    return request;
+  /** Takes back the queries that nobody wants any more: unsent, or aborted in flight (see the header). */
+  withdraw(): void {
+    this.limit.withdraw();
   }
 
-  private async ask(key: string, type: DnsRecordType, name: string, query: Query): Promise<Cached> {
-    for (let attempt = 1; ; attempt++) {
-      this.stats.queries++;
-      const sentAt = this.onQuery === undefined ? 0 : performance.now();
+  private async lookup(type: DnsRecordType, name: string, interest: Interest, query: Query): Promise<Cached> {
+    const key = `${type} ${name}`;
+    for (;;) {
+      if (interest.withdrawn) throw new WithdrawnError();
+      const cached = this.cache.get(key);
+      if (cached !== undefined) {
+        this.stats.hits++;
+        return cached;
+      }
+      this.stats.misses++;
+      let request = this.inFlight.get(key);
+      if (request === undefined) {
+        const shared = new SharedInterest(interest);
+        const answer = this.ask(key, type, name, shared, query).finally(() => {
+          if (this.inFlight.get(key) === request) this.inFlight.delete(key);
+        });
+        request = { answer, interest: shared };
+        this.inFlight.set(key, request);
+      } else {
+        request.interest.join(interest);
+      }
       try {
-        const { records, ttlMs } = await query();
+        return await request.answer;
+      } catch (error) {
+        // Withdrawn by the others who shared it: asked again, unless this caller has been withdrawn too.
+        if (!(error instanceof WithdrawnError)) throw error;
+      }
+    }
+  }
+
+  private async ask(key: string, type: DnsRecordType, name: string, interest: Interest, query: Query): Promise<Cached> {
+    for (let attempt = 1; ; attempt++) {
+      let sentAt = 0;
+      try {
+        const { records, ttlMs } = await this.limit.run(interest, (signal) => {
+          this.stats.queries++;
+          if (this.onQuery !== undefined) sentAt = performance.now();
+          return query(signal);
+        });
         this.onQuery?.({ type, name, outcome: 'answer', durationMs: performance.now() - sentAt });
         const answer = { ok: true as const, records } as Cached;
         // RFC 1035 §3.2.1: a TTL of 0 is for the transaction in progress only (here: the lookups sharing it).
@@ -144,6 +186,7 @@ export class DnsLookup {
         if (ttl > 0) this.cache.set(key, answer, { ttl });
         return answer;
       } catch (error) {
+        if (error instanceof WithdrawnError) throw error;
         const code = errorCode(error);
         this.onQuery?.({ type, name, outcome: outcomeOf(code), code, durationMs: performance.now() - sentAt });
         if (RETRIED_CODES.has(code) && attempt === 1) continue;

@@ -25,10 +25,14 @@ export interface AddressRecord {
   ttl: number;
 }
 
+/**
+ * `signal` aborts a query whose answer nobody waits for any more (its batch was aborted): the built-in resolver then
+ * closes its socket and clears its timers at once. A resolver that ignores it (Node's) lets the query run out.
+ */
 export interface Resolver {
-  resolveMx(hostname: string): Promise<MxRecord[]>;
-  resolve4(hostname: string, options: { ttl: true }): Promise<AddressRecord[]>;
-  resolve6(hostname: string, options: { ttl: true }): Promise<AddressRecord[]>;
+  resolveMx(hostname: string, options?: { signal?: AbortSignal }): Promise<MxRecord[]>;
+  resolve4(hostname: string, options: { ttl: true; signal?: AbortSignal }): Promise<AddressRecord[]>;
+  resolve6(hostname: string, options: { ttl: true; signal?: AbortSignal }): Promise<AddressRecord[]>;
 }
 
 export interface DefaultResolverOptions {
@@ -53,20 +57,20 @@ export function createDefaultResolver(options: DefaultResolverOptions = {}): Def
   const servers = options.servers !== undefined && options.servers.length > 0 ? parseServers(options.servers) : systemServers();
   return {
     servers: servers.map(({ host, port }) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`)),
-    async resolveMx(hostname) {
-      const { answers } = await query(servers, hostname, 'MX', timeoutMs, 'queryMx');
+    async resolveMx(hostname, options) {
+      const { answers } = await query(servers, hostname, 'MX', timeoutMs, 'queryMx', options?.signal);
       return answers.map(({ data, ttl }) => {
         const { preference, exchange } = data as { preference?: number; exchange: string };
         // The root (RFC 7505 null MX, `MX 0 .`) reads as '' as in Node; other names lose their trailing dot.
         return { exchange: exchange === '.' ? '' : exchange.replace(/\.$/, ''), priority: preference ?? 0, ttl };
       });
     },
-    async resolve4(hostname) {
-      const { answers } = await query(servers, hostname, 'A', timeoutMs, 'queryA');
+    async resolve4(hostname, options) {
+      const { answers } = await query(servers, hostname, 'A', timeoutMs, 'queryA', options?.signal);
       return answers.map(({ data, ttl }) => ({ address: data as string, ttl }));
     },
-    async resolve6(hostname) {
-      const { answers } = await query(servers, hostname, 'AAAA', timeoutMs, 'queryAaaa');
+    async resolve6(hostname, options) {
+      const { answers } = await query(servers, hostname, 'AAAA', timeoutMs, 'queryAaaa', options?.signal);
       return answers.map(({ data, ttl }) => ({ address: data as string, ttl }));
     },
   };

@@ -137,7 +137,8 @@ function recordsOfType(response: DecodedPacket, name: string, type: RecordType):
 
 /**
  * Asks the servers one question and resolves with its records, or rejects with a Node DNS error code. `syscall` names
- * the query in errors as Node does (`queryMx`, `queryA`...).
+ * the query in errors as Node does (`queryMx`, `queryA`...). An aborted `signal` ends the query at once (ECANCELLED),
+ * with no datagram sent after it.
  */
 export function query(
   servers: readonly DnsServer[],
@@ -145,12 +146,20 @@ export function query(
   type: RecordType,
   timeoutMs: number,
   syscall: string,
+  signal?: AbortSignal,
 ): Promise<AnswerRecords> {
   const bare = name.endsWith('.') ? name.slice(0, -1) : name;
   if (!isQueryableName(bare)) return Promise.reject(dnsError('EBADNAME', syscall, name));
-  return new Promise<DecodedPacket>((resolve, reject) =>
-    new Exchange(servers, bare, type, timeoutMs, resolve, (code) => reject(dnsError(code, syscall, name))).start(),
-  ).then((response) => {
+  if (signal?.aborted === true) return Promise.reject(dnsError('ECANCELLED', syscall, name));
+  return new Promise<DecodedPacket>((resolve, reject) => {
+    const exchange = new Exchange(servers, bare, type, timeoutMs, resolve, (code) => reject(dnsError(code, syscall, name)));
+    if (signal !== undefined) {
+      const cancel = (): void => exchange.cancel();
+      signal.addEventListener('abort', cancel, { once: true });
+      exchange.onFinish = () => signal.removeEventListener('abort', cancel);
+    }
+    exchange.start();
+  }).then((response) => {
     const rcode = (response.flags ?? 0) & RCODE_MASK;
     if (rcode !== 0) throw dnsError(RCODE_ERRORS[rcode] ?? 'EBADRESP', syscall, name);
     const answers = recordsOfType(response, bare, type);
@@ -175,6 +184,8 @@ class Exchange {
   /** A response with our id that could not be read: reported instead of a timeout. */
   private sawBadResponse = false;
   private settled = false;
+  /** Called once the exchange has settled and released its sockets and timers. */
+  onFinish: (() => void) | undefined;
 
   constructor(
     private readonly servers: readonly DnsServer[],
@@ -190,6 +201,7 @@ class Exchange {
 
   start(): void {
     if (this.servers.length === 0) return this.fail('ECONNREFUSED');
+    if (this.settled) return; // cancelled before it started
     this.deadlineTimer = setTimeout(() => this.fail(this.sawBadResponse ? 'EBADRESP' : 'ETIMEOUT'), this.timeoutMs);
     this.sendDatagram();
   }
@@ -314,12 +326,18 @@ class Exchange {
     this.onError(code);
   }
 
+  /** Nobody waits for the answer any more: nothing more is sent, and every socket and timer is released. */
+  cancel(): void {
+    this.fail('ECANCELLED');
+  }
+
   private finish(): void {
     this.settled = true;
     clearTimeout(this.deadlineTimer);
     clearTimeout(this.retransmitTimer);
     this.closeUdp();
     this.tcpSocket?.destroy();
+    this.onFinish?.();
   }
 
   private closeUdp(): void {

@@ -6,6 +6,7 @@
  */
 import { isIP } from 'node:net';
 import type { StatusCode } from '../status/catalogue.js';
+import type { Interest } from '../dns/interest.js';
 import type { DnsAnswer, DnsLookup } from '../dns/lookup.js';
 import { isGlobalAddress } from '../net/ip-ranges.js';
 
@@ -49,6 +50,11 @@ export interface MailDomainOptions {
   readonly allowPrivateAddresses: boolean;
   /** Told of each exchanger left out for its non-global addresses (the verifier's observer). */
   readonly onSkipped?: (event: ExchangerSkippedEvent) => void;
+  /**
+   * Who waits for the answer: once withdrawn, no further query is asked and the resolution rejects with a
+   * WithdrawnError (see `DnsLookup`). Default: a caller that never withdraws.
+   */
+  readonly interest?: Interest;
 }
 
 /** Most exchangers considered per domain: bounds the queries a hostile zone can cause. */
@@ -94,7 +100,7 @@ interface HostAddresses {
 
 /** The addresses of an exchanger; one whose addresses are all non-global is reported to `onSkipped`. */
 async function hostAddresses(dns: DnsLookup, domain: string, host: string, options: MailDomainOptions): Promise<HostAddresses> {
-  const answers: DnsAnswer<string[]>[] = await Promise.all([dns.addresses(host, 4), dns.addresses(host, 6)]);
+  const answers: DnsAnswer<string[]>[] = await Promise.all([dns.addresses(host, 4, options.interest), dns.addresses(host, 6, options.interest)]);
   const usable: string[] = [];
   const found: string[] = [];
   let failure: DomainStatus | null = null;
@@ -118,7 +124,7 @@ export async function resolveMailDomain(
   domain: string,
   options: MailDomainOptions,
 ): Promise<MailDomain> {
-  const mx = await dns.mx(domain);
+  const mx = await dns.mx(domain, options.interest);
   if (!mx.ok) {
     const status = failureStatus(mx.code);
     if (status !== null) return { status, hasMx: false };

@@ -173,7 +173,11 @@ export class BatchRun {
   private reportedAll = false;
   /** The stage context that only fills flags (checks: 'syntax'), for duplicates; made on first use. */
   private flagContext: StageContext | undefined;
-  private readonly onAbort = (): void => this.fail(this.options.signal!.reason);
+  /** An abort withdraws the batch's work at once, whether or not its consumer is waiting for an entry. */
+  private readonly onAbort = (): void => {
+    this.fail(this.options.signal!.reason);
+    this.stop();
+  };
 
   /** `runs`: the verifier's batches under way; the batch is in it from its first step until it stops. */
   constructor(
@@ -573,12 +577,20 @@ export class BatchRun {
     }
   }
 
-  /** Ends the batch (finished, abandoned, aborted or failed): no more reading, its waiting work withdrawn. */
+  /**
+   * Ends the batch (finished, abandoned, aborted or failed): no more reading, its waiting work withdrawn
+   * (docs/verification.md#batches: nothing of it stays queued, no timer of it is left).
+   */
   private stop(): void {
     if (this.stopped) return;
     this.stopped = true;
     this.owner.withdrawn = true;
-    this.context.prober?.withdraw(this.owner);
+    if (this.active > 0) {
+      // Network passes under way: their queued DNS queries and SMTP work go, queries in flight are aborted, and
+      // sessions that carry nothing else close. Work shared with another batch stays for it.
+      this.context.dns.withdraw();
+      this.context.prober?.withdraw(this.owner);
+    }
     if (this.passTimer !== null) clearTimeout(this.passTimer);
     this.passTimer = null;
     this.passQueue.length = 0;

@@ -6,6 +6,7 @@
  * 2. domain-literal policy; 3. public top-level label; 4. disposable domain and relay-service lists; 5. DNS;
  * 6. mail-exchanger host lists; 7. SMTP. (1, syntax, comes before; deduplication belongs to the batch.)
  */
+import { SharedInterest, WithdrawnError } from '../dns/interest.js';
 import type { DnsLookup } from '../dns/lookup.js';
 import { resolveMailDomain, type MailDomain, type MailExchanger } from '../domain/mail-domain.js';
 import { hasPublicTopLevel } from '../domain/top-level.js';
@@ -23,12 +24,21 @@ export interface StageContext {
   readonly checks: Checks;
   readonly lists: Lists;
   readonly dns: DnsLookup;
-  /** Domains being resolved now: the addresses of one domain share its resolution (answers are cached by DnsLookup). */
-  readonly resolving: Map<string, Promise<MailDomain>>;
+  /**
+   * Domains being resolved now: the addresses of one domain, in every batch, share its resolution (answers are cached
+   * by DnsLookup); it is withdrawn once every batch that waits for it is.
+   */
+  readonly resolving: Map<string, Resolution>;
   readonly prober: SmtpProber | null;
   readonly allowPrivateAddresses: boolean;
   /** The verifier's observer, guarded. */
   readonly observe: Observe;
+}
+
+/** A domain's resolution under way, and the interest of the batches waiting for it. */
+export interface Resolution {
+  readonly mailDomain: Promise<MailDomain>;
+  readonly interest: SharedInterest;
 }
 
 /** The flags, known before any network work (step 6 may still mark a disposable exchanger). */
@@ -94,17 +104,8 @@ export async function networkStages(
   if (probeAt !== null) return { status: await probe(parsed, [{ host: '', priority: 0, addresses: [probeAt] }], context, owner), hasMx: false };
 
   // Step 5: DNS.
-  let resolution = context.resolving.get(domain);
-  if (resolution === undefined) {
-    resolution = resolveMailDomain(context.dns, domain, {
-      allowPrivateAddresses: context.allowPrivateAddresses,
-      onSkipped: context.observe.exchangerSkipped,
-    });
-    context.resolving.set(domain, resolution);
-    const done = () => context.resolving.delete(domain);
-    resolution.then(done, done);
-  }
-  const mailDomain = await resolution;
+  const mailDomain = await resolveShared(domain, context, owner);
+  if (mailDomain === null) return WITHDRAWN;
   if (mailDomain.status !== null) return { status: mailDomain.status, hasMx: mailDomain.hasMx };
 
   // Step 6: what the mail exchangers' host names tell.
@@ -120,6 +121,41 @@ export async function networkStages(
   // Step 7: SMTP.
   if (context.checks !== 'smtp' || context.prober === null) return { status: 'Success', hasMx: mailDomain.hasMx };
   return { status: await probe(parsed, mailDomain.exchangers, context, owner), hasMx: mailDomain.hasMx };
+}
+
+const WITHDRAWN: NetworkOutcome = { status: null, hasMx: false };
+
+/**
+ * The domain's resolution, shared with every address of it under way; null once `owner` is withdrawn. An owner still
+ * interested in a resolution that the others withdrew starts a new one.
+ */
+async function resolveShared(domain: string, context: StageContext, owner: ProbeOwner): Promise<MailDomain | null> {
+  for (;;) {
+    if (owner.withdrawn) return null;
+    let resolution = context.resolving.get(domain);
+    if (resolution === undefined) {
+      const interest = new SharedInterest(owner);
+      const mailDomain = resolveMailDomain(context.dns, domain, {
+        allowPrivateAddresses: context.allowPrivateAddresses,
+        onSkipped: context.observe.exchangerSkipped,
+        interest,
+      });
+      const started: Resolution = { mailDomain, interest };
+      resolution = started;
+      context.resolving.set(domain, started);
+      const done = () => {
+        if (context.resolving.get(domain) === started) context.resolving.delete(domain);
+      };
+      mailDomain.then(done, done);
+    } else {
+      resolution.interest.join(owner);
+    }
+    try {
+      return await resolution.mailDomain;
+    } catch (error) {
+      if (!(error instanceof WithdrawnError)) throw error;
+    }
+  }
 }
 
 /** RCPT TO takes the local part as written, without CFWS, and the ASCII domain (RFC 5321 §4.1.2). */

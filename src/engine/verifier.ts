@@ -9,7 +9,6 @@ import { hostname } from 'node:os';
 import { classificationOf, isStatusCode, type StatusCode } from '../status/catalogue.js';
 import { DnsLookup, type DnsCacheOptions, type DnsQueryEvent, type DnsStats } from '../dns/lookup.js';
 import { createDefaultResolver, type DefaultResolver, type Resolver } from '../dns/resolver.js';
-import { limitResolver } from '../dns/limit.js';
 import { createLists, type ListsOptions } from '../lists/lists.js';
 import { createNodemailerTransport } from '../smtp/nodemailer-transport.js';
 import { SmtpProber, type ProbeTimeouts } from '../smtp/prober.js';
@@ -272,7 +271,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const observe = guardObserver(options.observer);
   const prober = checks === 'smtp' ? createProber(options, quality, observe) : null;
   const resolver = options.dns?.resolver ?? defaultResolver(options.dns);
-  const dns = new DnsLookup(limitResolver(resolver, options.dns?.maxQueriesInFlight ?? 100), options.dns?.cache, dnsQueryHook(observe, resolver));
+  const dns = new DnsLookup(resolver, options.dns?.cache, dnsQueryHook(observe, resolver), options.dns?.maxQueriesInFlight ?? 100);
   const suggester = options.suggestions === false ? null : createSuggester();
   const classifications = options.classifications;
   let closing = false;

@@ -186,6 +186,9 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
       const awaited = log.phase === 'connect' ? 'connection' : log.phase;
       fail('ETIMEDOUT', log.phase, `no ${awaited} within ${options.connectTimeoutMs} ms`);
     }, timerDelay(options.connectTimeoutMs));
+    const onAbort = (): void => fail('ECLOSED', log.phase, 'the opening was aborted: its work was withdrawn');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted === true) onAbort();
 
     socket.once('connect', () => {
       if (settled) return;
@@ -227,6 +230,7 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
       teardown(conn, socket);
       reject(new SmtpTransportError(code, phase, message, reply));
     }
@@ -263,6 +267,7 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
         settled = true;
         log.done = true;
         clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
         const session = new NodemailerSession(conn, socket, probe.send, {
           greeting: greeting ?? parseReply('220 \r\n'),
           extensions: extensionsOf(log, probe.extensions),

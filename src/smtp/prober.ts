@@ -7,6 +7,9 @@
  * PIPELINING, RFC 2920): for each domain, transactions of up to `maxRecipientsPerTransaction` real recipients (MAIL
  * FROM, the RCPTs, RSET), and the catch-all probes that earlier rounds called for, one per exchanger and domain, each
  * in a transaction of its own. A session takes round after round while its queue has work, then ends with QUIT.
+ * A round is sized to the exchanger's pace (the time between its RCPT replies): a slow one gets rounds of what it
+ * answers in about a second, so that its waiting work spreads over the sessions its cap allows and work of a higher
+ * priority gets the next round that starts (docs/verification.md#batches).
  *
  * A round's replies count only when they are in step: every command answered, each RSET with 2xx, and no reply
  * without a command waiting for it. Otherwise the round is void; no verdict comes from a dialog out of step. The
@@ -129,6 +132,8 @@ interface Pending {
   /** Refused as one recipient too many (452 4.5.3) behind others: goes alone in a transaction. */
   alone: boolean;
   settled: boolean;
+  /** When it joined its queue: its priority rises as it waits (no starvation). */
+  queuedAt: number;
 }
 
 /** The catch-all question for one exchanger and domain, and the accepted recipients waiting for its answer. */
@@ -164,6 +169,8 @@ interface RouteQueue {
   failedRounds: number;
   /** Rounds under way, with their sessions (closed when all their work was withdrawn). */
   readonly rounds: Set<Round>;
+  /** Sessions being opened: aborted when every piece of work waiting here was withdrawn. */
+  readonly openings: Set<AbortController>;
 }
 
 type Transaction =
@@ -171,6 +178,8 @@ type Transaction =
   | { readonly kind: 'probe'; readonly check: CatchAllCheck };
 
 interface Round {
+  /** When the last RCPT reply of the round came (0: none yet): the time between replies is the exchanger's pace. */
+  lastReplyAt: number;
   readonly session: SmtpSession;
   /** The exchanger and address the session is open with. */
   readonly route: Route;
@@ -199,6 +208,13 @@ const FAULT_RETRIES = 1;
 const FAILED_ROUNDS_LIMIT = 3;
 /** Transactions of real recipients in one round: bounds what is written at once. */
 const TRANSACTIONS_PER_ROUND = 10;
+/**
+ * On a slow exchanger a round carries the RCPTs it answers in about this long (one at least), so that its waiting
+ * work spreads over the sessions its cap allows, and work of a higher priority waits about this long for a place.
+ */
+const ROUND_TARGET_MS = 1000;
+/** A waiting recipient's priority rises by one for each this long it has waited: low priorities still progress. */
+const AGING_MS = 1000;
 
 export class SmtpProber {
   private readonly slots: ConnectionSlots;
@@ -211,12 +227,15 @@ export class SmtpProber {
   private readonly queues = new Map<string, RouteQueue>();
   /** Catch-all checks asked for and not answered yet, by exchanger and domain. */
   private readonly checks = new Map<string, CatchAllCheck>();
+  /** The time an exchanger address takes per RCPT (a moving average of the time between its replies), by address. */
+  private readonly rcptPace: LRUCache<string, number>;
 
   constructor(private readonly options: ProberOptions) {
     this.slots = new ConnectionSlots(options);
     this.catchAll = new LRUCache({ max: 10_000, ttl: options.catchAllCacheTtlMs });
     // No TTL: the same probe must come back however far apart the passes are.
     this.probeLocalParts = new LRUCache({ max: 10_000 });
+    this.rcptPace = new LRUCache({ max: 10_000 });
   }
 
   get openConnections(): number {
@@ -245,6 +264,7 @@ export class SmtpProber {
         isolated: false,
         alone: false,
         settled: false,
+        queuedAt: 0,
       };
       if (routes.length === 0) return this.settle(pending, 'SmtpConnectionFailure');
       this.enqueue(pending);
@@ -268,8 +288,10 @@ export class SmtpProber {
         for (const p of roundRecipients(round)) if (mine(p)) this.settle(p, null);
         if (!roundHasLiveWork(round)) round.session.close();
       }
-      if (queue.recipients.length + queue.suspects.length + queue.checks.length === 0 && queue.sessions === 0) {
-        this.queues.delete(queue.address);
+      if (queue.recipients.length + queue.suspects.length + queue.checks.length === 0) {
+        // Nothing waits here any more: sessions being opened stop where they are, with nothing more written.
+        for (const opening of queue.openings) opening.abort();
+        if (queue.sessions === 0) this.queues.delete(queue.address);
       }
     }
     for (const [key, check] of this.checks) if (!check.waiters.some((p) => !p.settled)) this.checks.delete(key);
@@ -305,6 +327,7 @@ export class SmtpProber {
         live: 0,
         failedRounds: 0,
         rounds: new Set(),
+        openings: new Set(),
       };
       this.queues.set(address, queue);
     }
@@ -314,6 +337,7 @@ export class SmtpProber {
   private enqueue(pending: Pending): void {
     if (pending.request.owner.withdrawn) return this.settle(pending, null);
     const queue = this.queue(pending.routes[pending.routeIndex]!.address);
+    pending.queuedAt = performance.now();
     (pending.isolated ? queue.suspects : queue.recipients).push(pending);
     queue.priority = Math.max(queue.priority, pending.request.owner.priority);
     this.ensureSessions(queue);
@@ -333,7 +357,7 @@ export class SmtpProber {
       if (queue.sessions === 0) this.queues.delete(queue.address);
       return;
     }
-    const perRound = this.options.maxRecipientsPerTransaction * TRANSACTIONS_PER_ROUND;
+    const perRound = this.roundSize(queue.address) ?? this.fullRound;
     // Suspects go one per round: each may use a session of its own, within the cap.
     const cap = Math.min(this.options.maxConnectionsPerExchanger, queue.accepted ?? Infinity);
     let wanted = Math.min(cap, Math.ceil(backlog / perRound) + queue.suspects.length);
@@ -344,6 +368,39 @@ export class SmtpProber {
       queue.starting++;
       void this.serve(queue);
     }
+  }
+
+  /**
+   * The RCPTs (probes included) a round to this exchanger address carries: a full round for a quick one, what it
+   * answers in about ROUND_TARGET_MS for a slow one; null while its pace is not known yet.
+   */
+  private roundSize(address: string): number | null {
+    const pace = this.rcptPace.get(address);
+    if (pace === undefined) return null;
+    return Math.max(1, Math.min(this.fullRound, Math.floor(ROUND_TARGET_MS / Math.max(pace, 1))));
+  }
+
+  /** The real recipients of a full round. */
+  private get fullRound(): number {
+    return this.options.maxRecipientsPerTransaction * TRANSACTIONS_PER_ROUND;
+  }
+
+  /**
+   * A RCPT reply came: the exchanger's pace is the time since the reply before it (or since the command was issued).
+   * Once it shows the exchanger slower than before, its waiting work may call for more sessions.
+   */
+  private paceRcpt(round: Round, issuedAt: number): void {
+    const now = performance.now();
+    const took = now - Math.max(issuedAt, round.lastReplyAt);
+    round.lastReplyAt = now;
+    const { address } = round.route;
+    const before = this.rcptPace.get(address);
+    const sizeBefore = this.roundSize(address);
+    this.rcptPace.set(address, before === undefined ? took : (before + took) / 2);
+    const queue = this.queues.get(address);
+    if (queue === undefined || queue.recipients.length + queue.checks.length === 0) return;
+    const size = this.roundSize(address)!;
+    if (sizeBefore === null || size < sizeBefore) this.ensureSessions(queue);
   }
 
   /** One session for a queue: a slot, the connection, rounds while there is work, QUIT. */
@@ -358,20 +415,30 @@ export class SmtpProber {
       if (starting) queue.starting--;
       starting = false;
     };
+    const opening = new AbortController();
     try {
       route = firstRoute(queue);
       if (route === null) return;
-      const opening = performance.now();
-      const opened = await this.open(route, this.timeoutsOf(ownersOf(queue)));
+      const openingAt = performance.now();
+      queue.openings.add(opening);
+      const opened = await this.open(route, this.timeoutsOf(ownersOf(queue)), opening.signal);
+      queue.openings.delete(opening);
       openedAt = performance.now();
+      if (opening.signal.aborted) {
+        // Its work was withdrawn while it opened: closed unused, without a word more (a transport that ignored the
+        // signal may have opened it).
+        if (!('failed' in opened)) opened.close();
+        started();
+        return;
+      }
       const { host: exchanger } = route.exchanger;
       if ('failed' in opened) {
-        onSession?.({ event: 'failed', exchanger, address: route.address, status: opened.failed, durationMs: openedAt - opening });
+        onSession?.({ event: 'failed', exchanger, address: route.address, status: opened.failed, durationMs: openedAt - openingAt });
         started();
         this.openFailed(queue, opened);
         return;
       }
-      onSession?.({ event: 'open', exchanger, address: route.address, durationMs: openedAt - opening });
+      onSession?.({ event: 'open', exchanger, address: route.address, durationMs: openedAt - openingAt });
       session = opened;
       queue.live++;
       for (;;) {
@@ -391,6 +458,7 @@ export class SmtpProber {
         if (session.closed) break;
       }
     } finally {
+      queue.openings.delete(opening);
       started();
       if (session !== null) {
         queue.live--;
@@ -425,7 +493,7 @@ export class SmtpProber {
       : { connectMs, commandMs, catchAllMs };
   }
 
-  private async open(route: Route, timeouts: ProbeTimeouts): Promise<SmtpSession | OpenFailure> {
+  private async open(route: Route, timeouts: ProbeTimeouts, signal: AbortSignal): Promise<SmtpSession | OpenFailure> {
     const { options } = this;
     try {
       return await options.transport.open({
@@ -436,6 +504,7 @@ export class SmtpProber {
         tls: options.tls,
         connectTimeoutMs: timeouts.connectMs,
         commandTimeoutMs: timeouts.commandMs,
+        signal,
       });
     } catch (error) {
       return openFailure(error);
@@ -480,25 +549,34 @@ export class SmtpProber {
       if (fresh >= 0) {
         const [check] = queue.checks.splice(fresh, 1);
         check!.fresh = false;
-        return { session, route, transactions: [{ kind: 'probe', check: check! }] };
+        return { session, route, lastReplyAt: 0, transactions: [{ kind: 'probe', check: check! }] };
       }
     }
     for (let p = queue.suspects.shift(); p !== undefined; p = queue.suspects.shift()) {
       if (p.settled) continue;
       if (!p.request.recipient.international || session.extensions.has('SMTPUTF8')) {
-        return { session, route, transactions: [realTransaction([p])] };
+        return { session, route, lastReplyAt: 0, transactions: [realTransaction([p])] };
       }
       this.settle(p, 'ServerDoesNotSupportInternationalMailboxes');
     }
+    const perTransaction = this.options.maxRecipientsPerTransaction;
+    // A round as large as the exchanger's pace allows; until that pace is known, one transaction's worth, so that a
+    // slow exchanger holds no more than that on one session while its pace shows.
+    const size = this.roundSize(queue.address);
+    let room = size ?? this.fullRound;
+    // Probes count against a slow exchanger's round (each is one more RCPT to wait for); a full round takes them all.
+    const slow = room < this.fullRound;
     const later: CatchAllCheck[] = [];
     for (const check of queue.checks) {
-      if (check.fresh) later.push(check);
-      else transactions.push({ kind: 'probe', check });
+      if (check.fresh || (slow && room === 0)) later.push(check);
+      else {
+        transactions.push({ kind: 'probe', check });
+        if (slow) room--;
+      }
     }
     queue.checks = later;
 
-    const perTransaction = this.options.maxRecipientsPerTransaction;
-    const taken = takeByPriority(queue, perTransaction * TRANSACTIONS_PER_ROUND);
+    const taken = size === null ? takeByPriority(queue, perTransaction, true) : takeByPriority(queue, room);
     const smtputf8 = session.extensions.has('SMTPUTF8');
     const byDomain = new Map<string, { ascii: Pending[]; international: Pending[] }>();
     queue.priority = highestPriority(queue);
@@ -523,7 +601,7 @@ export class SmtpProber {
         for (let i = 0; i < list.length; i += perTransaction) transactions.push(realTransaction(list.slice(i, i + perTransaction)));
       }
     }
-    return transactions.length === 0 ? null : { session, route, transactions };
+    return transactions.length === 0 ? null : { session, route, lastReplyAt: 0, transactions };
   }
 
   /**
@@ -692,6 +770,10 @@ export class SmtpProber {
     const { onReply } = this.options;
     const issuedAt = onReply === undefined ? 0 : performance.now();
     const reply = command(send);
+    if (phase === 'rcpt') {
+      const issuedAt = performance.now();
+      reply.then(() => this.paceRcpt(round, issuedAt), () => {});
+    }
     if (onReply !== undefined) {
       const { exchanger, address } = round.route;
       reply.then(
@@ -878,18 +960,29 @@ function highestPriority(queue: RouteQueue): number {
 }
 
 /**
- * Up to `limit` recipients from the queue, higher priority first and otherwise in arrival order; withdrawn ones are
- * dropped on the way (they were answered by `withdraw`).
+ * Up to `limit` recipients from the queue, higher priority first (a priority rising by one for each AGING_MS waited)
+ * and otherwise in arrival order; with `oneDomain`, only of the first one's domain. Withdrawn ones are dropped on the
+ * way (they were answered by `withdraw`).
  */
-function takeByPriority(queue: RouteQueue, limit: number): Pending[] {
+function takeByPriority(queue: RouteQueue, limit: number, oneDomain = false): Pending[] {
   const live = queue.recipients.filter((p) => !p.settled);
   const first = live[0]?.request.owner.priority;
   if (live.some((p) => p.request.owner.priority !== first)) {
+    const now = performance.now();
+    const effective = (p: Pending) => p.request.owner.priority + Math.floor((now - p.queuedAt) / AGING_MS);
     // Array.prototype.sort is stable: arrival order within a priority is kept.
-    live.sort((a, b) => b.request.owner.priority - a.request.owner.priority);
+    live.sort((a, b) => effective(b) - effective(a));
   }
-  queue.recipients = live.slice(limit);
-  return live.slice(0, limit);
+  if (!oneDomain || live.length === 0) {
+    queue.recipients = live.slice(limit);
+    return live.slice(0, limit);
+  }
+  const domain = live[0]!.request.domain;
+  const taken: Pending[] = [];
+  const left: Pending[] = [];
+  for (const p of live) (taken.length < limit && p.request.domain === domain ? taken : left).push(p);
+  queue.recipients = left;
+  return taken;
 }
 
 /** The status of a failure to open a session (docs/verification.md#the-session). */

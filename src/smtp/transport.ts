@@ -19,6 +19,11 @@ export interface SmtpOpenOptions {
   connectTimeoutMs: number;
   /** The default wait for the reply to each later command. */
   commandTimeoutMs: number;
+  /**
+   * Aborted when the work the session was opened for has been withdrawn: the opening stops where it is (rejecting with
+   * `ECLOSED`) and nothing more is written. A transport that ignores it lets the prober close the session unused.
+   */
+  signal?: AbortSignal;
 }
 
 export interface SmtpCommandOptions {

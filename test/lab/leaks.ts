@@ -6,11 +6,13 @@ import { expect } from 'vitest';
 
 const WATCHED = new Set(['TCPWRAP', 'TLSWRAP', 'TCPCONNECTWRAP', 'TCPSERVERWRAP', 'Timeout']);
 
-export async function expectNoLeak(scenario: () => Promise<void>, settleMs = 2000): Promise<void> {
+/** `alsoWatched`: more resource types to account for (`'UDPWRAP'`: DNS sockets). */
+export async function expectNoLeak(scenario: () => Promise<void>, settleMs = 2000, alsoWatched: readonly string[] = []): Promise<void> {
+  const watched = new Set([...WATCHED, ...alsoWatched]);
   const live = new Map<number, string>();
   const hook = createHook({
     init(id, type) {
-      if (WATCHED.has(type)) live.set(id, type);
+      if (watched.has(type)) live.set(id, type);
     },
     destroy(id) {
       live.delete(id);
