@@ -5,7 +5,7 @@
  * three methods) can be passed as is. A failed query rejects with an error whose `code` is one of Node's DNS error
  * codes (`ENOTFOUND`, `ENODATA`, `ESERVFAIL`, `EREFUSED`, `ETIMEOUT`, `ECONNREFUSED`, ...).
  */
-import { parseServers, query, systemServers } from './stub-resolver.js';
+import { parseServers, StubResolver, systemServers } from './stub-resolver.js';
 
 export { dnsError } from './stub-resolver.js';
 
@@ -42,6 +42,11 @@ export interface DefaultResolverOptions {
 export interface DefaultResolver extends Resolver {
   /** `ip:port` (`[ipv6]:port`), in the order they are asked. */
   readonly servers: readonly string[];
+  /**
+   * Closes the UDP sockets it keeps between queries (they never keep the process alive); a query still under way
+   * fails with ECANCELLED. Later queries open new sockets.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -51,10 +56,12 @@ export interface DefaultResolver extends Resolver {
 export function createDefaultResolver(options: DefaultResolverOptions = {}): DefaultResolver {
   const timeoutMs = options.timeoutMs ?? 5000;
   const servers = options.servers !== undefined && options.servers.length > 0 ? parseServers(options.servers) : systemServers();
+  const stub = new StubResolver(servers, timeoutMs);
   return {
     servers: servers.map(({ host, port }) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`)),
+    close: () => stub.close(),
     async resolveMx(hostname) {
-      const { answers } = await query(servers, hostname, 'MX', timeoutMs, 'queryMx');
+      const { answers } = await stub.query(hostname, 'MX', 'queryMx');
       return answers.map(({ data, ttl }) => {
         const { preference, exchange } = data as { preference?: number; exchange: string };
         // The root (RFC 7505 null MX, `MX 0 .`) reads as '' as in Node; other names lose their trailing dot.
@@ -62,11 +69,11 @@ export function createDefaultResolver(options: DefaultResolverOptions = {}): Def
       });
     },
     async resolve4(hostname) {
-      const { answers } = await query(servers, hostname, 'A', timeoutMs, 'queryA');
+      const { answers } = await stub.query(hostname, 'A', 'queryA');
       return answers.map(({ data, ttl }) => ({ address: data as string, ttl }));
     },
     async resolve6(hostname) {
-      const { answers } = await query(servers, hostname, 'AAAA', timeoutMs, 'queryAaaa');
+      const { answers } = await stub.query(hostname, 'AAAA', 'queryAaaa');
       return answers.map(({ data, ttl }) => ({ address: data as string, ttl }));
     },
   };
