@@ -303,7 +303,9 @@ async function main(): Promise<void> {
     }
     const text = report(bench, results, runs, repeat);
     console.log(text);
-    if (!quick) writeFileSync(fileURLToPath(new URL('last-run.md', HERE)), `${text}\n`);
+    // The CPU runs (--repeat, --base) have a file of their own: last-run.md stays the standard comparison.
+    const file = repeat > 1 || base !== undefined ? 'last-cpu.md' : 'last-run.md';
+    if (!quick) writeFileSync(fileURLToPath(new URL(file, HERE)), `${text}\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await lab.close();
