@@ -10,6 +10,8 @@
  *   npm run bench:batch -- --runs=5 --only=mailverify,deep-email-validator   # ids: mailverify, mailverify-high,
  *                                                                            # deep-email-validator, devmehq
  *   npm run bench:batch -- --million         # one million addresses through verifyMany, zero delay (million.ts)
+ *   npm run bench:batch -- --repeat=4        # 4 lists of distinct addresses per process: CPU of the first and the others
+ *   npm run bench:batch -- --base=/path/to/other/dist   # also "mailverify (base)": another build, same lab, interleaved
  *
  * See bench/README.md ("Batch benchmark") for the setup, the verdict mapping and the results.
  */
@@ -53,6 +55,8 @@ interface Variant {
   peer: boolean;
   /** mailverify's createVerifier options beyond the common ones. */
   options?: Record<string, unknown>;
+  /** Another build of mailverify (its dist folder). */
+  dist?: string;
 }
 
 const VARIANTS: Variant[] = [
@@ -76,6 +80,8 @@ const VARIANTS: Variant[] = [
 interface Measurement {
   wallMs: number;
   cpuMs: number;
+  /** CPU time of each pass over the list (`--repeat`), the first included. */
+  passCpuMs: number[];
   maxRssKb: number;
   connections: number;
   maxConcurrent: number;
@@ -134,19 +140,20 @@ async function settle(lab: MailLab): Promise<void> {
   for (let i = 0; i < 200 && lab.stats().open > 0; i++) await new Promise((r) => setTimeout(r, 10));
 }
 
-async function measure(lab: MailLab, bench: Bench, variant: Variant, dir: string): Promise<Measurement> {
+async function measure(lab: MailLab, bench: Bench, variant: Variant, dir: string, repeat: number): Promise<Measurement> {
   await settle(lab);
   lab.reset(); // counters, greylist memory and the DNS query log start over
   const inputsFile = join(dir, 'inputs.json');
-  const optionsFile = join(dir, `options-${variant.verifier.replace(/\W/g, '_')}.json`);
+  const optionsFile = join(dir, `options-${variant.id.replace(/\W/g, '_')}.json`);
   writeFileSync(
     optionsFile,
-    JSON.stringify({ dns: lab.dnsAddress, port: lab.port, cap: CONNECTION_CAP, verifier: variant.options ?? {} }),
+    JSON.stringify({ dns: lab.dnsAddress, port: lab.port, cap: CONNECTION_CAP, verifier: variant.options ?? {}, repeat, dist: variant.dist }),
   );
   const args = [...(variant.peer ? ['--import', PRELOAD] : []), WORKER, variant.verifier, inputsFile, optionsFile];
   const out = JSON.parse(await runChild(args, { BENCH_DNS: lab.dnsAddress })) as {
     wallMs: number;
     cpuMs: number;
+    passCpuMs: number[];
     maxRssKb: number;
     verdicts: Verdict[];
     details: string[];
@@ -155,7 +162,7 @@ async function measure(lab: MailLab, bench: Bench, variant: Variant, dir: string
   const stats = lab.stats();
   const right = Object.fromEntries(CATEGORIES.map((c) => [c, 0])) as Record<Category, number>;
   const details = new Map<string, number>();
-  bench.addresses.forEach((entry, i) => {
+  bench.addresses.slice(0, out.verdicts.length).forEach((entry, i) => {
     if (isRight(entry, out.verdicts[i] as Verdict)) right[entry.category]++;
     const key = `${entry.category} → ${out.details[i]}`;
     details.set(key, (details.get(key) ?? 0) + 1);
@@ -163,6 +170,7 @@ async function measure(lab: MailLab, bench: Bench, variant: Variant, dir: string
   return {
     wallMs: out.wallMs,
     cpuMs: out.cpuMs,
+    passCpuMs: out.passCpuMs,
     maxRssKb: out.maxRssKb,
     connections: stats.connections,
     maxConcurrent: stats.maxConcurrent,
@@ -183,10 +191,11 @@ function format(n: number, digits = 0): string {
   return n.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
-function report(bench: Bench, results: Map<Variant, Measurement[]>, runs: number): string {
-  const { shape } = bench;
+function report(bench: Bench, results: Map<Variant, Measurement[]>, runs: number, repeat: number): string {
+  // With --repeat, the figures are the first pass's (the first of the `repeat` lists), but for the marginal table.
+  const shape = { ...bench.shape, addresses: bench.shape.addresses / repeat };
   const totals = Object.fromEntries(CATEGORIES.map((c) => [c, 0])) as Record<Category, number>;
-  for (const entry of bench.addresses) totals[entry.category]++;
+  for (const entry of bench.addresses.slice(0, shape.addresses)) totals[entry.category]++;
   const lowerBoundMs = Math.ceil(shape.domains / CONNECTION_CAP) * (5 * REPLY_DELAY_MS + 2 * DNS_DELAY_MS);
   const lines: string[] = [];
   lines.push(
@@ -224,6 +233,23 @@ function report(bench: Bench, results: Map<Variant, Measurement[]>, runs: number
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   }
+  if (repeat > 1) {
+    // The marginal cost: the passes after the first, when code is compiled and caches are warm (a longer list).
+    lines.push('');
+    lines.push(`CPU per address over ${repeat} lists of ${format(shape.addresses)} distinct addresses on the same domains, one after the other in one process (median of the runs):`);
+    lines.push('');
+    lines.push('| verifier | first pass (cold) | later passes (marginal) | marginal × fastest peer |');
+    lines.push('|---|---:|---:|---:|');
+    const marginalOf = (runsOf: Measurement[]): number => median(runsOf.map((x) => median(x.passCpuMs.slice(1)))) * 1000 / shape.addresses;
+    const peerMarginals = [...results].filter(([v, r]) => v.peer && r.length > 0).map(([, r]) => marginalOf(r));
+    const fastestPeer = peerMarginals.length > 0 ? Math.min(...peerMarginals) : NaN;
+    for (const [variant, runsOf] of results) {
+      if (runsOf.length === 0) continue;
+      const first = median(runsOf.map((x) => x.passCpuMs[0] ?? x.cpuMs)) * 1000 / shape.addresses;
+      const marginal = marginalOf(runsOf);
+      lines.push(`| ${variant.name} | ${format(first)} µs | ${format(marginal)} µs | ${format(marginal / fastestPeer, 2)}× |`);
+    }
+  }
   lines.push('');
   lines.push('What each verifier answered, per category (last run; the detail is its status or reason):');
   lines.push('');
@@ -243,8 +269,11 @@ async function main(): Promise<void> {
   const quick = argument('quick') !== undefined;
   const runs = Number(argument('runs') ?? (quick ? 1 : 3));
   const only = argument('only')?.split(',');
+  const repeat = Number(argument('repeat') ?? 1);
+  const base = argument('base');
+  if (base !== undefined) VARIANTS.splice(1, 0, { id: 'mailverify-base', name: 'mailverify (base build)', verifier: 'mailverify', peer: false, dist: base });
   const shape = quick ? QUICK : FULL;
-  const bench = buildBench(shape);
+  const bench = buildBench(repeat > 1 ? { ...shape, addresses: shape.addresses * repeat } : shape);
   const variants = VARIANTS.filter((v) => only === undefined || only.includes(v.id));
   if (variants.length === 0) throw new Error(`--only: pick from ${VARIANTS.map((v) => v.id).join(', ')}`);
   const lab = await startLabOrReexec(
@@ -260,20 +289,23 @@ async function main(): Promise<void> {
       for (let k = 0; k < variants.length; k++) {
         const variant = variants[(run + k) % variants.length] as Variant;
         try {
-          const measurement = await measure(lab, bench, variant, dir);
+          const measurement = await measure(lab, bench, variant, dir, repeat);
           results.get(variant)?.push(measurement);
           console.error(
             `run ${run + 1}/${runs} ${variant.name}: ${format(measurement.wallMs)} ms, ` +
-              `${measurement.connections} connections, ${measurement.rcpts} RCPT, ${measurement.dnsQueries} DNS`,
+              `${measurement.connections} connections, ${measurement.rcpts} RCPT, ${measurement.dnsQueries} DNS, ` +
+              `CPU ${measurement.passCpuMs.map((ms) => format(ms)).join(' / ')} ms`,
           );
         } catch (error) {
           console.error(`run ${run + 1}/${runs} ${variant.name} failed: ${String(error)}`);
         }
       }
     }
-    const text = report(bench, results, runs);
+    const text = report(bench, results, runs, repeat);
     console.log(text);
-    if (!quick) writeFileSync(fileURLToPath(new URL('last-run.md', HERE)), `${text}\n`);
+    // The CPU runs (--repeat, --base) have a file of their own: last-run.md stays the standard comparison.
+    const file = repeat > 1 || base !== undefined ? 'last-cpu.md' : 'last-run.md';
+    if (!quick) writeFileSync(fileURLToPath(new URL(file, HERE)), `${text}\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await lab.close();

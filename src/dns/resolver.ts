@@ -5,7 +5,7 @@
  * three methods) can be passed as is. A failed query rejects with an error whose `code` is one of Node's DNS error
  * codes (`ENOTFOUND`, `ENODATA`, `ESERVFAIL`, `EREFUSED`, `ETIMEOUT`, `ECONNREFUSED`, ...).
  */
-import { parseServers, query, systemServers } from './stub-resolver.js';
+import { parseServers, StubResolver, systemServers } from './stub-resolver.js';
 
 export { dnsError } from './stub-resolver.js';
 
@@ -46,6 +46,11 @@ export interface DefaultResolverOptions {
 export interface DefaultResolver extends Resolver {
   /** `ip:port` (`[ipv6]:port`), in the order they are asked. */
   readonly servers: readonly string[];
+  /**
+   * Closes the UDP sockets it keeps between queries (they never keep the process alive); a query still under way
+   * fails with ECANCELLED. Later queries open new sockets.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -55,10 +60,12 @@ export interface DefaultResolver extends Resolver {
 export function createDefaultResolver(options: DefaultResolverOptions = {}): DefaultResolver {
   const timeoutMs = options.timeoutMs ?? 5000;
   const servers = options.servers !== undefined && options.servers.length > 0 ? parseServers(options.servers) : systemServers();
+  const stub = new StubResolver(servers, timeoutMs);
   return {
     servers: servers.map(({ host, port }) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`)),
+    close: () => stub.close(),
     async resolveMx(hostname, options) {
-      const { answers } = await query(servers, hostname, 'MX', timeoutMs, 'queryMx', options?.signal);
+      const { answers } = await stub.query(hostname, 'MX', 'queryMx', options?.signal);
       return answers.map(({ data, ttl }) => {
         const { preference, exchange } = data as { preference?: number; exchange: string };
         // The root (RFC 7505 null MX, `MX 0 .`) reads as '' as in Node; other names lose their trailing dot.
@@ -66,11 +73,11 @@ export function createDefaultResolver(options: DefaultResolverOptions = {}): Def
       });
     },
     async resolve4(hostname, options) {
-      const { answers } = await query(servers, hostname, 'A', timeoutMs, 'queryA', options?.signal);
+      const { answers } = await stub.query(hostname, 'A', 'queryA', options?.signal);
       return answers.map(({ data, ttl }) => ({ address: data as string, ttl }));
     },
     async resolve6(hostname, options) {
-      const { answers } = await query(servers, hostname, 'AAAA', timeoutMs, 'queryAaaa', options?.signal);
+      const { answers } = await stub.query(hostname, 'AAAA', 'queryAaaa', options?.signal);
       return answers.map(({ data, ttl }) => ({ address: data as string, ttl }));
     },
   };

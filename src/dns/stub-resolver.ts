@@ -1,19 +1,22 @@
 /**
  * The default resolver: a stub resolver (RFC 1035 §7) on `dns-packet` that asks the configured recursive servers.
  *
- * - UDP first, with a random query id and a fresh socket (random source port, RFC 5452 §9.2) per query; a lost
- *   datagram is sent again within the deadline, with a doubling interval (RFC 1035 §4.2.1, RFC 1536 §1), each
- *   retransmission going to the next server (RFC 1035 §7.2).
+ * - UDP first, over a few sockets per server shared by the queries in flight; each query has a cryptographically
+ *   random id, unique on its socket, and each socket serves a bounded number of queries before a fresh one (a new
+ *   random source port) takes its place (RFC 5452 §9.2). A lost datagram is sent again within the deadline, with a
+ *   doubling interval (RFC 1035 §4.2.1, RFC 1536 §1), each retransmission going to the next server (RFC 1035 §7.2).
  * - A response counts only when it comes from the server asked (the sockets are connected) and matches the query's
  *   id and question (RFC 5452 §9.1); anything else is ignored as a possible forgery.
  * - A truncated answer (TC) is asked again over TCP (RFC 1035 §4.2.2, RFC 7766 §5).
  * - SERVFAIL, REFUSED and NOTIMP, or a server that cannot be reached, move the query on to the next server.
  * - Every record comes with its TTL, MX records included (Node's own resolver reports none for them).
- * - Failures reject with Node's DNS error codes, so that callers read this resolver and Node's alike.
+ * - Failures reject with Node's DNS error codes, so that callers read this resolver and Node's alike; the errors of
+ *   answers about the name (NXDOMAIN, NODATA), common in a list, are made without a stack trace.
  *
- * Every socket and timer of a query is released when its promise settles.
+ * Every timer and TCP socket of a query is released when its promise settles; the shared UDP sockets do not keep the
+ * process alive and are closed by `close()`.
  */
-import { randomInt } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { getServers } from 'node:dns';
 import { connect, isIP, type Socket as TcpSocket } from 'node:net';
@@ -34,6 +37,10 @@ export interface AnswerRecords {
 const DNS_PORT = 53;
 /** UDP sends per query: the first one and two retransmissions. */
 const UDP_SENDS = 3;
+/** UDP sockets per server: enough for a busy batch's queries in flight to spread over. */
+const SOCKETS_PER_SERVER = 4;
+/** Queries one UDP socket carries before it is retired, so that the source port keeps changing (RFC 5452 §9.2). */
+const QUERIES_PER_SOCKET = 256;
 /** Response codes of RFC 1035 §4.1.1, mapped to Node's error codes (c-ares's). */
 const RCODE_ERRORS: Readonly<Record<number, string>> = {
   1: 'EFORMERR',
@@ -52,6 +59,20 @@ const MAX_LABEL_OCTETS = 63;
 /** An error like the ones `node:dns` rejects with. */
 export function dnsError(code: string, syscall: string, hostname: string): Error & { code: string } {
   return Object.assign(new Error(`${syscall} ${code} ${hostname}`), { code, syscall, hostname });
+}
+
+/**
+ * The same error without a stack trace (its `stack` is the message line alone): for answers that are facts about
+ * the name, which a list meets by the thousand and whose stack would only name this file.
+ */
+function answerError(code: string, syscall: string, hostname: string): Error & { code: string } {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return dnsError(code, syscall, hostname);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
 
 /**
@@ -135,44 +156,191 @@ function recordsOfType(response: DecodedPacket, name: string, type: RecordType):
   }
 }
 
-/**
- * Asks the servers one question and resolves with its records, or rejects with a Node DNS error code. `syscall` names
- * the query in errors as Node does (`queryMx`, `queryA`...). An aborted `signal` ends the query at once (ECANCELLED),
- * with no datagram sent after it.
- */
-export function query(
-  servers: readonly DnsServer[],
-  name: string,
-  type: RecordType,
-  timeoutMs: number,
-  syscall: string,
-  signal?: AbortSignal,
-): Promise<AnswerRecords> {
-  const bare = name.endsWith('.') ? name.slice(0, -1) : name;
-  if (!isQueryableName(bare)) return Promise.reject(dnsError('EBADNAME', syscall, name));
-  if (signal?.aborted === true) return Promise.reject(dnsError('ECANCELLED', syscall, name));
-  return new Promise<DecodedPacket>((resolve, reject) => {
-    const exchange = new Exchange(servers, bare, type, timeoutMs, resolve, (code) => reject(dnsError(code, syscall, name)));
-    if (signal !== undefined) {
-      const cancel = (): void => exchange.cancel();
-      signal.addEventListener('abort', cancel, { once: true });
-      exchange.onFinish = () => signal.removeEventListener('abort', cancel);
+/** 16-bit query ids from the system's CSPRNG, drawn a block at a time. */
+const randomIds = new Uint16Array(256);
+let nextRandomId = randomIds.length;
+
+function randomId(): number {
+  if (nextRandomId === randomIds.length) {
+    randomFillSync(randomIds);
+    nextRandomId = 0;
+  }
+  return randomIds[nextRandomId++]!;
+}
+
+/** What a query in flight on a shared socket hears: the datagrams carrying its id, and the socket's failure. */
+interface Waiter {
+  onDatagram(message: Buffer): void;
+  onFailure(code: string): void;
+}
+
+/** One UDP socket connected to a server, shared by the queries in flight to it, each under an id of its own. */
+class SharedSocket {
+  /** The queries waiting for an answer, by id. */
+  readonly waiting = new Map<number, Waiter>();
+  /** Queries given to this socket so far (retired at QUERIES_PER_SOCKET). */
+  uses = 0;
+  private readonly socket: UdpSocket;
+  private connected = false;
+  /** Datagrams sent before the socket was connected: they go out once it is. */
+  private readonly unsent: Array<{ message: Buffer; waiter: Waiter }> = [];
+  private closed = false;
+
+  constructor(
+    server: DnsServer,
+    private readonly onClosed: (socket: SharedSocket) => void,
+  ) {
+    this.socket = createSocket(isIP(server.host) === 6 ? 'udp6' : 'udp4');
+    // Only a query's deadline timer keeps the process alive: an idle socket never does.
+    this.socket.unref();
+    // A connected socket receives only from its server, and hears of ICMP "port unreachable" (ECONNREFUSED): that
+    // concerns every query on it.
+    this.socket.on('error', (error: NodeJS.ErrnoException) => this.fail(connectionCode(error)));
+    this.socket.on('message', (message: Buffer) => {
+      if (message.length >= 2) this.waiting.get(message.readUInt16BE(0))?.onDatagram(message);
+    });
+    this.socket.connect(server.port, server.host, () => {
+      this.connected = true;
+      for (const { message, waiter } of this.unsent.splice(0)) this.transmit(message, waiter);
+    });
+  }
+
+  get retired(): boolean {
+    return this.closed || this.uses >= QUERIES_PER_SOCKET;
+  }
+
+  /** A random id not in use on this socket, reserved for `waiter`. */
+  register(waiter: Waiter): number {
+    let id = randomId();
+    while (this.waiting.has(id)) id = randomId();
+    this.waiting.set(id, waiter);
+    this.uses++;
+    return id;
+  }
+
+  send(message: Buffer, waiter: Waiter): void {
+    if (this.connected) this.transmit(message, waiter);
+    else this.unsent.push({ message, waiter });
+  }
+
+  /** The query under `id` is over: a retired socket closes with its last one. */
+  release(id: number, waiter: Waiter): void {
+    if (this.waiting.get(id) === waiter) this.waiting.delete(id);
+    if (this.retired && this.waiting.size === 0) this.close();
+  }
+
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    this.onClosed(this);
+    return new Promise((resolve) => this.socket.close(() => resolve()));
+  }
+
+  private transmit(message: Buffer, waiter: Waiter): void {
+    if (this.closed) return;
+    this.socket.send(message, (error) => {
+      if (error !== null) waiter.onFailure(connectionCode(error));
+    });
+  }
+
+  private fail(code: string): void {
+    const waiters = [...this.waiting.values()];
+    void this.close();
+    for (const waiter of waiters) waiter.onFailure(code);
+  }
+}
+
+/** The UDP sockets to one server: a query takes an idle one, else opens one while there are fewer than the cap. */
+class SocketPool {
+  private readonly sockets = new Set<SharedSocket>();
+
+  constructor(private readonly server: DnsServer) {}
+
+  take(): SharedSocket {
+    let least: SharedSocket | undefined;
+    for (const socket of this.sockets) {
+      if (socket.retired) continue;
+      if (socket.waiting.size === 0) return socket;
+      if (least === undefined || socket.waiting.size < least.waiting.size) least = socket;
     }
-    exchange.start();
-  }).then((response) => {
-    const rcode = (response.flags ?? 0) & RCODE_MASK;
-    if (rcode !== 0) throw dnsError(RCODE_ERRORS[rcode] ?? 'EBADRESP', syscall, name);
-    const answers = recordsOfType(response, bare, type);
-    if (answers.length === 0) throw dnsError('ENODATA', syscall, name);
-    return { answers };
-  });
+    if (least !== undefined && this.openCount() >= SOCKETS_PER_SERVER) return least;
+    const socket = new SharedSocket(this.server, (closed) => this.sockets.delete(closed));
+    this.sockets.add(socket);
+    return socket;
+  }
+
+  /** The sockets not yet retired (retired ones close with their last query). */
+  private openCount(): number {
+    let count = 0;
+    for (const socket of this.sockets) if (!socket.retired) count++;
+    return count;
+  }
+
+  /** Closes every socket; the queries still waiting on them fail with ECANCELLED. */
+  close(): Promise<void> {
+    const sockets = [...this.sockets];
+    const waiters = sockets.flatMap((socket) => [...socket.waiting.values()]);
+    const closed = Promise.all(sockets.map((socket) => socket.close())).then(() => undefined);
+    for (const waiter of waiters) waiter.onFailure('ECANCELLED');
+    return closed;
+  }
+}
+
+/** A stub resolver for a list of servers: the UDP sockets it shares between queries, and its deadline per query. */
+export class StubResolver {
+  private readonly pools: SocketPool[];
+
+  constructor(
+    readonly servers: readonly DnsServer[],
+    private readonly timeoutMs: number,
+  ) {
+    this.pools = servers.map((server) => new SocketPool(server));
+  }
+
+  /**
+   * Asks the servers one question and resolves with its records, or rejects with a Node DNS error code. `syscall`
+   * names the query in errors as Node does (`queryMx`, `queryA`...). An aborted `signal` ends the query at once
+   * (ECANCELLED), with no datagram sent after it.
+   */
+  query(name: string, type: RecordType, syscall: string, signal?: AbortSignal): Promise<AnswerRecords> {
+    const bare = name.endsWith('.') ? name.slice(0, -1) : name;
+    if (!isQueryableName(bare)) return Promise.reject(answerError('EBADNAME', syscall, name));
+    if (signal?.aborted === true) return Promise.reject(dnsError('ECANCELLED', syscall, name));
+    return new Promise<DecodedPacket>((resolve, reject) => {
+      const exchange = new Exchange(this.servers, this.pools, bare, type, this.timeoutMs, resolve, (code) => reject(dnsError(code, syscall, name)));
+      if (signal !== undefined) {
+        const cancel = (): void => exchange.cancel();
+        signal.addEventListener('abort', cancel, { once: true });
+        exchange.onFinish = () => signal.removeEventListener('abort', cancel);
+      }
+      exchange.start();
+    }).then((response) => {
+      const rcode = (response.flags ?? 0) & RCODE_MASK;
+      if (rcode !== 0) throw answerError(RCODE_ERRORS[rcode] ?? 'EBADRESP', syscall, name);
+      const answers = recordsOfType(response, bare, type);
+      if (answers.length === 0) throw answerError('ENODATA', syscall, name);
+      return { answers };
+    });
+  }
+
+  /** Closes the shared sockets (queries still under way fail with ECANCELLED); later queries open new ones. */
+  close(): Promise<void> {
+    return Promise.all(this.pools.map((pool) => pool.close())).then(() => undefined);
+  }
+}
+
+/** A query's place on the socket of one server: its id there, and what it hears. */
+interface Lease extends Waiter {
+  readonly socket: SharedSocket;
+  id: number;
+  /** The query encoded with this lease's id. */
+  message: Buffer;
 }
 
 /** One question put to the servers, from the first datagram to the settled answer. */
 class Exchange {
-  private readonly id = randomInt(0x10000);
-  private readonly message: Buffer;
-  private readonly udpSockets = new Map<number, UdpSocket>();
+  /** The socket and id this query uses with each server asked so far, by server index. */
+  private readonly leases = new Map<number, Lease>();
   /** Servers that failed this query (unreachable, or SERVFAIL/REFUSED/NOTIMP), by index, with the failure. */
   private readonly failed = new Map<number, { code: string; response?: DecodedPacket }>();
   private tcpSocket: TcpSocket | undefined;
@@ -189,15 +357,13 @@ class Exchange {
 
   constructor(
     private readonly servers: readonly DnsServer[],
+    private readonly pools: readonly SocketPool[],
     private readonly name: string,
     private readonly type: RecordType,
     private readonly timeoutMs: number,
     private readonly onAnswer: (response: DecodedPacket) => void,
     private readonly onError: (code: string) => void,
-  ) {
-    const packet = { type: 'query' as const, id: this.id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name, class: 'IN' as const }] };
-    this.message = dnsPacket.encode(packet).subarray(0, dnsPacket.encode.bytes);
-  }
+  ) {}
 
   start(): void {
     if (this.servers.length === 0) return this.fail('ECONNREFUSED');
@@ -215,12 +381,29 @@ class Exchange {
     const server = this.nextServer();
     if (server === undefined) return;
     this.sends++;
-    this.send(server);
+    const lease = this.leases.get(server) ?? this.lease(server);
+    lease.socket.send(lease.message, lease);
     clearTimeout(this.retransmitTimer);
     if (this.sends < UDP_SENDS) {
       const interval = (this.timeoutMs * 2 ** (this.sends - 1)) / (2 ** UDP_SENDS - 1);
       this.retransmitTimer = setTimeout(() => this.sendDatagram(), interval);
     }
+  }
+
+  /** A socket to server `index` and an id on it; retransmissions to the same server reuse both. */
+  private lease(index: number): Lease {
+    const socket = this.pools[index]!.take();
+    const lease: Lease = {
+      socket,
+      id: 0,
+      message: Buffer.alloc(0),
+      onDatagram: (message: Buffer) => this.onDatagram(index, lease.id, message),
+      onFailure: (code: string) => this.serverFailed(index, code),
+    };
+    lease.id = socket.register(lease);
+    lease.message = encodeQuery(lease.id, this.name, this.type);
+    this.leases.set(index, lease);
+    return lease;
   }
 
   /** The index of the next server that has not failed (round robin), or undefined after failing when none is left. */
@@ -236,35 +419,11 @@ class Exchange {
     return undefined;
   }
 
-  private send(index: number): void {
-    let socket = this.udpSockets.get(index);
-    if (socket === undefined) {
-      const server = this.servers[index]!;
-      const created = createSocket(isIP(server.host) === 6 ? 'udp6' : 'udp4');
-      socket = created;
-      this.udpSockets.set(index, created);
-      // A connected socket receives only from its server, and hears of ICMP "port unreachable" (ECONNREFUSED).
-      created.on('error', (error: NodeJS.ErrnoException) => this.serverFailed(index, connectionCode(error)));
-      created.on('message', (message: Buffer) => this.onDatagram(index, message));
-      created.connect(server.port, server.host, () => this.transmit(index, created));
-      return;
-    }
-    // Not connected yet (the first send is still waiting for it): that send goes out once it is.
-    if (isConnected(socket)) this.transmit(index, socket);
-  }
-
-  private transmit(index: number, socket: UdpSocket): void {
-    if (this.udpSockets.get(index) !== socket) return; // closed meanwhile (settled, or gone over to TCP)
-    socket.send(this.message, (error) => {
-      if (error !== null) this.serverFailed(index, connectionCode(error));
-    });
-  }
-
-  private onDatagram(index: number, message: Buffer): void {
+  private onDatagram(index: number, id: number, message: Buffer): void {
     if (this.settled) return;
     const response = decodeOrNull(message);
-    if (response === null || !answersQuery(response, this.id, this.name, this.type)) {
-      if (message.length >= 2 && message.readUInt16BE(0) === this.id) this.sawBadResponse = true;
+    if (response === null || !answersQuery(response, id, this.name, this.type)) {
+      this.sawBadResponse = true; // it carries our id (the socket routes by id)
       return;
     }
     if (response.flag_tc) return this.askOverTcp(index);
@@ -276,6 +435,7 @@ class Exchange {
   /** A server failed this query: go on at once with the next one, or report the failure when none is left. */
   private serverFailed(index: number, code: string, response?: DecodedPacket): void {
     if (this.settled || this.failed.has(index)) return;
+    if (code === 'ECANCELLED') return this.fail(code); // the resolver was closed
     this.failed.set(index, { code, response });
     this.sendDatagram();
   }
@@ -290,7 +450,9 @@ class Exchange {
 
   /** The same query over TCP to the server that truncated its answer, within what is left of the deadline. */
   private askOverTcp(index: number): void {
-    this.closeUdp();
+    const message = this.leases.get(index)!.message;
+    const id = this.leases.get(index)!.id;
+    this.releaseUdp();
     const server = this.servers[index]!;
     const socket = connect({ host: server.host, port: server.port });
     this.tcpSocket = socket;
@@ -298,8 +460,8 @@ class Exchange {
     let received: Buffer = Buffer.alloc(0);
     socket.on('connect', () => {
       const length = Buffer.alloc(2);
-      length.writeUInt16BE(this.message.length);
-      socket.write(Buffer.concat([length, this.message]));
+      length.writeUInt16BE(message.length);
+      socket.write(Buffer.concat([length, message]));
     });
     socket.on('data', (chunk: Buffer) => {
       received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
@@ -307,7 +469,7 @@ class Exchange {
       if (received.length < 2 || received.length < 2 + received.readUInt16BE(0)) return;
       const response = decodeOrNull(received.subarray(2, 2 + received.readUInt16BE(0)));
       // Over TCP nobody else can slip an answer in: a wrong one is a bad server.
-      if (response === null || !answersQuery(response, this.id, this.name, this.type)) return this.fail('EBADRESP');
+      if (response === null || !answersQuery(response, id, this.name, this.type)) return this.fail('EBADRESP');
       this.succeed(response);
     });
     socket.on('error', (error: NodeJS.ErrnoException) => this.fail(connectionCode(error)));
@@ -334,26 +496,22 @@ class Exchange {
   private finish(): void {
     this.settled = true;
     clearTimeout(this.deadlineTimer);
-    clearTimeout(this.retransmitTimer);
-    this.closeUdp();
+    this.releaseUdp();
     this.tcpSocket?.destroy();
     this.onFinish?.();
   }
 
-  private closeUdp(): void {
+  /** Gives back this query's ids: the sockets stay with their pools. */
+  private releaseUdp(): void {
     clearTimeout(this.retransmitTimer);
-    for (const socket of this.udpSockets.values()) socket.close();
-    this.udpSockets.clear();
+    for (const lease of this.leases.values()) lease.socket.release(lease.id, lease);
+    this.leases.clear();
   }
 }
 
-function isConnected(socket: UdpSocket): boolean {
-  try {
-    socket.remoteAddress();
-    return true;
-  } catch {
-    return false; // ERR_SOCKET_DGRAM_NOT_CONNECTED
-  }
+function encodeQuery(id: number, name: string, type: RecordType): Buffer {
+  const packet = { type: 'query' as const, id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type, name, class: 'IN' as const }] };
+  return dnsPacket.encode(packet).subarray(0, dnsPacket.encode.bytes);
 }
 
 /** A socket failure as c-ares reports one: a server that cannot be reached is ECONNREFUSED, a dropped one ECONNRESET. */

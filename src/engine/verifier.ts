@@ -116,8 +116,8 @@ export interface Verifier {
   /**
    * Resolves once every address under way has its result and every SMTP connection is closed (sessions end with
    * QUIT just after their last address is answered). Waits between passes are cut short: those addresses keep the
-   * result of the pass they had. Call it before exiting, after abandoning a batch, or in a test's teardown; the
-   * verifier stays usable.
+   * result of the pass they had. The built-in resolver's UDP sockets close too. Call it before exiting, after
+   * abandoning a batch, or in a test's teardown; the verifier stays usable.
    */
   close(): Promise<void>;
 }
@@ -270,7 +270,9 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const quality = options.quality ?? 'Standard';
   const observe = guardObserver(options.observer);
   const prober = checks === 'smtp' ? createProber(options, quality, observe) : null;
-  const resolver = options.dns?.resolver ?? defaultResolver(options.dns);
+  // The built-in resolver's sockets are the verifier's to close; a resolver of the host application's is its own.
+  const ownResolver = options.dns?.resolver === undefined ? defaultResolver(options.dns) : undefined;
+  const resolver = options.dns?.resolver ?? ownResolver!;
   const dns = new DnsLookup(resolver, options.dns?.cache, dnsQueryHook(observe, resolver), options.dns?.maxQueriesInFlight ?? 100);
   const suggester = options.suggestions === false ? null : createSuggester();
   const classifications = options.classifications;
@@ -331,6 +333,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
           await prober?.idle();
           if ([...runs].every((run) => run.isIdle)) break;
         }
+        await ownResolver?.close();
       } finally {
         closing = false;
       }

@@ -355,7 +355,8 @@ interface PendingCommand {
   readonly resolve: (reply: SmtpReply) => void;
   readonly reject: (error: SmtpTransportError) => void;
   written: boolean;
-  timer: NodeJS.Timeout | undefined;
+  /** The session's reply timer runs for this command (it is at the head of the queue). */
+  timed: boolean;
 }
 
 interface SessionState {
@@ -377,6 +378,12 @@ class NodemailerSession implements SmtpSession {
   private readonly commandTimeoutMs: number;
   /** Commands in order: those written and waiting for their reply, then (without PIPELINING) those not yet written. */
   private readonly queue: PendingCommand[] = [];
+  /**
+   * The one reply timer, for the command at the head of the queue: restarted (`refresh`) for the next command of a
+   * pipelined group rather than made anew for each.
+   */
+  private replyTimer: NodeJS.Timeout | undefined;
+  private replyTimerMs = 0;
 
   constructor(
     private readonly conn: SMTPConnection,
@@ -456,7 +463,7 @@ class NodemailerSession implements SmtpSession {
     }
     return new Promise<SmtpReply>((resolve, reject) => {
       const timeoutMs = options?.timeoutMs ?? this.commandTimeoutMs;
-      this.queue.push({ line, verb, timeoutMs, resolve, reject, written: false, timer: undefined });
+      this.queue.push({ line, verb, timeoutMs, resolve, reject, written: false, timed: false });
       this.advance();
     });
   }
@@ -480,9 +487,29 @@ class NodemailerSession implements SmtpSession {
       this.send(command.line, (error, data) => this.onReply(command, error, data?.response));
     }
     const head = this.queue[0];
-    if (head && head.timer === undefined) {
-      head.timer = setTimeout(() => this.onTimeout(head), timerDelay(head.timeoutMs));
+    if (head !== undefined && !head.timed) this.timeHead(head);
+  }
+
+  /** Starts the reply timer for the command now at the head. */
+  private timeHead(head: PendingCommand): void {
+    head.timed = true;
+    const delay = timerDelay(head.timeoutMs);
+    if (this.replyTimer !== undefined && this.replyTimerMs === delay) {
+      this.replyTimer.refresh();
+      return;
     }
+    clearTimeout(this.replyTimer);
+    this.replyTimerMs = delay;
+    this.replyTimer = setTimeout(() => {
+      this.replyTimer = undefined;
+      const timed = this.queue[0];
+      if (timed?.timed === true) this.onTimeout(timed);
+    }, delay);
+  }
+
+  private stopReplyTimer(): void {
+    clearTimeout(this.replyTimer);
+    this.replyTimer = undefined;
   }
 
   /**
@@ -509,7 +536,8 @@ class NodemailerSession implements SmtpSession {
       return this.shutdown(`${command.verb}: reply out of sequence`);
     }
     this.queue.shift();
-    clearTimeout(command.timer);
+    // The next command's wait starts now (advance restarts the timer); none waits, or none is written yet (lock-step).
+    if (this.queue.length === 0 || !this.pipelining) this.stopReplyTimer();
     const reply = parseReply(error || raw === undefined ? '' : raw);
     if (reply.code === 0) {
       // A reply we cannot read leaves us unable to tell which reply belongs to which command: stop here.
@@ -543,8 +571,8 @@ class NodemailerSession implements SmtpSession {
     this.isClosed = true;
     if (!this.quitting) this.closedBy = failure;
     const pending = this.queue.splice(0);
+    this.stopReplyTimer();
     for (const command of pending) {
-      clearTimeout(command.timer);
       command.reject(new SmtpTransportError('ECLOSED', 'command', `${command.verb}: ${reason}`));
     }
     teardown(this.conn, this.socket);

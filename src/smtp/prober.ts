@@ -762,6 +762,7 @@ export class SmtpProber {
     const mail = this.command(round, 'mail', () => session.mail(this.options.mailFrom, parameters));
     const rcpts = addresses.map((address) => this.command(round, 'rcpt', () => session.rcpt(address, { timeoutMs })));
     const rset = this.command(round, 'rset', () => session.rset());
+    // In the same turn as the commands: allSettled handles every rejection, also of replies `read` never awaits.
     return { mail, rcpts, rset, settled: Promise.allSettled([mail, ...rcpts, rset]) };
   }
 
@@ -1003,16 +1004,16 @@ function openFailure(error: unknown): OpenFailure {
   }
 }
 
-/** A command's reply promise, with a handler attached at once; a transport that throws becomes a rejection. */
+/**
+ * A command's reply promise; a transport that throws becomes a rejection. `issue` hands every one of a transaction's
+ * promises to Promise.allSettled at once, which handles their rejections: no promise of its own per command here.
+ */
 function command(send: () => Promise<SmtpReply>): Promise<SmtpReply> {
-  let sent: Promise<SmtpReply>;
   try {
-    sent = send();
+    return send();
   } catch (error) {
-    sent = Promise.reject(error);
+    return Promise.reject(error);
   }
-  sent.catch(() => {});
-  return sent;
 }
 
 const timedOut = (error: Error | null): boolean => error instanceof SmtpTransportError && error.code === 'ETIMEDOUT';

@@ -1,11 +1,13 @@
 // The default resolver (src/dns/stub-resolver.ts) against real DNS servers on loopback: the lab DNS server, made to
 // lose datagrams, truncate, fail or stay silent, and a few raw UDP servers that answer wrongly on purpose.
+import { createHook } from 'node:async_hooks';
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
 import dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DnsLookup } from '../../src/dns/lookup.js';
-import { createDefaultResolver, type Resolver } from '../../src/dns/resolver.js';
+import { createDefaultResolver, type DefaultResolver } from '../../src/dns/resolver.js';
+import { createVerifier } from '../../src/engine/verifier.js';
 import { expectNoLeak } from '../lab/leaks.js';
 import { startDnsServer, type LabDnsServer, type Zones } from '../lab/dns-server.js';
 
@@ -33,12 +35,14 @@ const ZONES: Zones = {
   'lossy3.test': { a: ['192.0.2.9'], dropUdp: 3 },
   'lossy-once.test': { a: ['192.0.2.10'], dropUdp: 1 },
   'zero-ttl.test': { mx: [{ priority: 10, exchange: 'mx.zero-ttl.test' }], ttl: 0 },
+  'resolver-lab.com': { mx: [{ priority: 10, exchange: 'mx.resolver-lab.com' }] },
+  'mx.resolver-lab.com': { a: ['192.0.2.20'] },
 };
 
 const TIMEOUT_MS = 700;
 
 let lab: LabDnsServer;
-let resolver: Resolver;
+let resolver: DefaultResolver;
 beforeAll(async () => {
   lab = await startDnsServer(ZONES);
   resolver = createDefaultResolver({ servers: [lab.address], timeoutMs: TIMEOUT_MS });
@@ -278,26 +282,30 @@ describe('answers that do not match the query (RFC 5452 §9.1)', () => {
 });
 
 describe('resources', () => {
-  it('no socket or timer is left after any outcome', async () => {
+  it('no socket or timer is left after any outcome and close()', async () => {
+    await resolver.close();
     const udpBefore = await settledUdpHandles();
     await expectNoLeak(async () => {
       const closed = await unusedPort();
+      const unreachable = createDefaultResolver({ servers: [`127.0.0.1:${closed}`] });
       const outcomes = await Promise.allSettled([
         resolver.resolveMx('mx.test'),
         resolver.resolveMx('big.test'), // over TCP
         resolver.resolveMx('nowhere.test'),
         resolver.resolveMx('silent.test'),
         resolver.resolve4('lossy-once.test', { ttl: true }), // after a retransmission
-        createDefaultResolver({ servers: [`127.0.0.1:${closed}`] }).resolveMx('mx.test'),
+        unreachable.resolveMx('mx.test'),
         resolver.resolveMx('bad..name'),
       ]);
       expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled', 'rejected', 'rejected']);
+      await Promise.all([resolver.close(), unreachable.close()]);
       await udpHandlesBackTo(udpBefore);
     });
   });
 
   it('many concurrent lookups through the cache: each answered, one query per name', async () => {
     const names = Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? 'host.test' : `n${i}.nowhere.test`));
+    await resolver.close();
     const udpBefore = await settledUdpHandles();
     const from = lab.queries.length;
     const lookup = new DnsLookup(resolver);
@@ -305,7 +313,106 @@ describe('resources', () => {
     expect(answers.filter((a) => a.ok)).toHaveLength(50);
     expect(answers.filter((a) => !a.ok && a.code === 'ENOTFOUND')).toHaveLength(50);
     expect(lab.queries.length - from).toBe(26);
+    await resolver.close();
     await udpHandlesBackTo(udpBefore);
+  });
+});
+
+describe('shared sockets (RFC 5452 §9.2)', () => {
+  it('many concurrent queries share a few sockets, each query with an id of its own', async () => {
+    const r = createDefaultResolver({ servers: [lab.address], timeoutMs: TIMEOUT_MS });
+    const from = lab.queries.length;
+    const names = Array.from({ length: 60 }, (_, i) => (i % 3 === 0 ? 'host.test' : `n${i}.nowhere.test`));
+    const outcomes = await Promise.allSettled(names.map((name) => r.resolve4(name, { ttl: true })));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(20);
+    const { ports, ids } = clientPortsAndIds(from);
+    expect(ids).toHaveLength(60);
+    expect(ports.size).toBeGreaterThanOrEqual(1);
+    expect(ports.size).toBeLessThanOrEqual(4);
+    expect(new Set(ids).size).toBeGreaterThan(50); // 16 random bits each: a few may repeat on different sockets
+    // Later queries reuse the sockets.
+    const later = lab.queries.length;
+    await Promise.all(['host.test', 'mx.test'].map((name) => r.resolveMx(name).catch(() => [])));
+    for (const port of clientPortsAndIds(later).ports) expect(ports).toContain(port);
+    await r.close();
+  });
+
+  it('a socket is retired after 256 queries: the source port changes', async () => {
+    const r = createDefaultResolver({ servers: [lab.address], timeoutMs: TIMEOUT_MS });
+    const from = lab.queries.length;
+    for (let i = 0; i < 300; i++) await r.resolve4('host.test', { ttl: true });
+    const received = lab.queries.slice(from);
+    expect(new Set(received.slice(0, 256).map((q) => q.clientPort)).size).toBe(1);
+    expect(received[256]!.clientPort).not.toBe(received[0]!.clientPort);
+    await r.close();
+  });
+
+  it('an answer carrying another query\'s id, or its own id with another question, is ignored', async () => {
+    // Holds the first queries that share a socket, then answers each with the other's id or question first.
+    const held: Array<{ query: dnsPacket.DecodedPacket; reply: Reply; port: number }> = [];
+    let spoofed = 0;
+    const server = await rawServer((query, reply, peer) => {
+      if (spoofed > 0) return reply({ id: query.id, questions: query.questions, answers: [{ type: 'A', name: query.questions![0]!.name, ttl: 60, data: '198.51.100.9' }] });
+      held.push({ query, reply, port: peer.port });
+      const sharing = held.filter((h) => h.port === peer.port);
+      if (sharing.length < 2 || spoofed > 0) return;
+      const [a, b] = sharing as [(typeof held)[0], (typeof held)[0]];
+      const record = (q: dnsPacket.DecodedPacket, data: string): Answer => ({ type: 'A', name: q.questions![0]!.name, ttl: 60, data });
+      spoofed = 2;
+      a.reply({ id: b.query.id, questions: a.query.questions, answers: [record(a.query, '203.0.113.1')] }); // b's id
+      a.reply({ id: a.query.id, questions: b.query.questions, answers: [record(b.query, '203.0.113.2')] }); // b's question
+      for (const h of held) h.reply({ id: h.query.id, questions: h.query.questions, answers: [record(h.query, '198.51.100.9')] });
+    });
+    try {
+      const r = createDefaultResolver({ servers: [server.address], timeoutMs: 2000 });
+      const names = Array.from({ length: 6 }, (_, i) => `q${i}.test`);
+      const answers = await Promise.all(names.map((name) => r.resolve4(name, { ttl: true })));
+      expect(spoofed).toBe(2);
+      for (const answer of answers) expect(answer).toEqual([{ address: '198.51.100.9', ttl: 60 }]);
+      await r.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('close() closes the sockets, fails a query under way with ECANCELLED, and the resolver works on', async () => {
+    const before = await settledUdpHandles();
+    const r = createDefaultResolver({ servers: [lab.address], timeoutMs: 5000 });
+    await Promise.all(['host.test', 'mx.test', 'null-mx.test'].map((name) => r.resolveMx(name).catch(() => [])));
+    expect(udpHandles()).toBeGreaterThan(before);
+    const pending = r.resolve4('silent.test', { ttl: true });
+    await r.close();
+    await expect(pending).rejects.toMatchObject({ code: 'ECANCELLED' });
+    await udpHandlesBackTo(before);
+    expect(await r.resolve4('host.test', { ttl: true })).toHaveLength(2);
+    await r.close();
+    await udpHandlesBackTo(before);
+  });
+
+  it("the verifier's close() closes the built-in resolver's sockets", async () => {
+    const before = await settledUdpHandles();
+    const verifier = createVerifier({ checks: 'dns', dns: { servers: [lab.address] }, allowPrivateAddresses: true });
+    const from = lab.queries.length;
+    await verifier.verify('someone@resolver-lab.com');
+    expect(queriesSince(from, 'resolver-lab.com')).toEqual(['MX/udp']);
+    expect(udpHandles()).toBeGreaterThan(before);
+    await verifier.close();
+    await udpHandlesBackTo(before);
+  });
+
+  it('NXDOMAIN and NODATA reject without a stack trace; transport failures keep theirs', async () => {
+    const nxdomain = await resolver.resolveMx('nowhere.test').catch((error: Error) => error);
+    const nodata = await resolver.resolveMx('nodata.test').catch((error: Error) => error);
+    for (const error of [nxdomain, nodata]) {
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).stack).toBe(`Error: ${(error as Error).message}`);
+    }
+    expect(nxdomain).toMatchObject({ code: 'ENOTFOUND', message: 'queryMx ENOTFOUND nowhere.test' });
+    const timeout = await createDefaultResolver({ servers: [lab.address], timeoutMs: 50 })
+      .resolve4('silent.test', { ttl: true })
+      .catch((error: Error) => error);
+    expect(timeout).toMatchObject({ code: 'ETIMEOUT' });
+    expect((timeout as Error).stack).toContain('\n    at ');
   });
 });
 
@@ -337,8 +444,19 @@ describe('the cache honours the answer TTL (RFC 1035 §3.2.1)', () => {
 
 // Helpers.
 
+/** UDP sockets open in this process (the resolver's are unref'd: process.getActiveResourcesInfo() omits them). */
+const liveUdp = new Set<number>();
+createHook({
+  init(id, type) {
+    if (type === 'UDPWRAP') liveUdp.add(id);
+  },
+  destroy(id) {
+    liveUdp.delete(id);
+  },
+}).enable();
+
 function udpHandles(): number {
-  return process.getActiveResourcesInfo().filter((kind) => kind === 'UDPWrap').length;
+  return liveUdp.size;
 }
 
 /** The UDP handles once those closed by earlier tests are released. */
@@ -363,17 +481,23 @@ async function unusedPort(): Promise<number> {
   return port;
 }
 
+/** The source port and id of every query the lab received since `from`. */
+function clientPortsAndIds(from: number): { ports: Set<number>; ids: number[] } {
+  const received = lab.queries.slice(from).filter((q) => q.transport === 'udp');
+  return { ports: new Set(received.map((q) => q.clientPort)), ids: received.map((q) => q.id) };
+}
+
 type Reply = (response: Buffer | { id?: number; type?: 'query' | 'response'; flags?: number; questions?: dnsPacket.Question[]; answers?: Answer[] }) => void;
 
 /** A UDP DNS server that answers each query as `answer` decides, response by response. */
-async function rawServer(answer: (query: dnsPacket.DecodedPacket, reply: Reply) => void): Promise<{ address: string; close: () => Promise<void> }> {
+async function rawServer(answer: (query: dnsPacket.DecodedPacket, reply: Reply, from: RemoteInfo) => void): Promise<{ address: string; close: () => Promise<void> }> {
   const socket: UdpSocket = createSocket('udp4');
   socket.on('message', (message: Buffer, peer: RemoteInfo) => {
     const query = dnsPacket.decode(message);
     answer(query, (response) => {
       const bytes = Buffer.isBuffer(response) ? response : dnsPacket.encode({ type: 'response', flags: dnsPacket.RECURSION_AVAILABLE, ...response });
       socket.send(bytes, peer.port, peer.address);
-    });
+    }, peer);
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   return {

@@ -171,7 +171,7 @@ describe('answers through node:dns', () => {
   it('a 60-record MX answer is truncated over UDP and arrives complete over TCP', async () => {
     const expected = bigMx.map(({ priority, exchange }) => ({ exchange, priority }));
     expect(mxFields(await resolver.resolveMx('big.test'))).toEqual(expected);
-    expect(lab.queries.filter((q) => q.name === 'big.test')).toEqual([
+    expect(lab.queries.filter((q) => q.name === 'big.test').map(({ name, type, transport }) => ({ name, type, transport }))).toEqual([
       { name: 'big.test', type: 'MX', transport: 'udp' },
       { name: 'big.test', type: 'MX', transport: 'tcp' },
     ]);

@@ -35,13 +35,23 @@ export type Zones = Record<string, ZoneRecords>;
 
 export type Transport = 'udp' | 'tcp';
 
+export interface LoggedQuery {
+  name: string;
+  type: string;
+  transport: Transport;
+  /** The query's id. */
+  id: number;
+  /** The port the query came from. */
+  clientPort: number;
+}
+
 export interface LabDnsServer {
   readonly host: string;
   readonly port: number;
   /** "127.0.0.1:PORT" ("[::1]:PORT" for IPv6): what Resolver.setServers takes. */
   readonly address: string;
-  /** Every query received, in order (name lower-cased, without trailing dot). */
-  readonly queries: Array<{ name: string; type: string; transport: Transport }>;
+  /** Every query received, in order (name lower-cased, without trailing dot), with its id and the client's port. */
+  readonly queries: LoggedQuery[];
   queryCount(name?: string, type?: string): number;
   /** Replace the data while running (also resets the servfailTimes and dropUdp counters). */
   setZones(zones: Zones): void;
@@ -166,7 +176,7 @@ function validateZones(zones: Zones): Map<string, ZoneRecords> {
 
 class DnsLab implements LabDnsServer {
   readonly address: string;
-  readonly queries: Array<{ name: string; type: string; transport: Transport }> = [];
+  readonly queries: LoggedQuery[] = [];
   private zones: Map<string, ZoneRecords>;
   /** How many SERVFAILs each name with servfailTimes has been given so far. */
   private readonly servfailsGiven = new Map<string, number>();
@@ -232,7 +242,7 @@ class DnsLab implements LabDnsServer {
   }
 
   private onUdpMessage(message: Buffer, peer: RemoteInfo): void {
-    this.handle(message, 'udp', (response) => {
+    this.handle(message, 'udp', peer.port, (response) => {
       if (this.closing === undefined) this.udp.send(response, peer.port, peer.address, () => {});
     });
   }
@@ -251,7 +261,7 @@ class DnsLab implements LabDnsServer {
         if (pending.length < end) break;
         const message = pending.subarray(2, end);
         pending = pending.subarray(end);
-        this.handle(message, 'tcp', (response) => {
+        this.handle(message, 'tcp', socket.remotePort ?? 0, (response) => {
           if (!socket.writable) return; // the client went away while we were delaying
           const length = Buffer.alloc(2);
           length.writeUInt16BE(response.length);
@@ -262,7 +272,7 @@ class DnsLab implements LabDnsServer {
   }
 
   /** One query, whatever the transport; `reply` sends the encoded response. */
-  private handle(message: Buffer, transport: Transport, reply: (response: Buffer) => void): void {
+  private handle(message: Buffer, transport: Transport, clientPort: number, reply: (response: Buffer) => void): void {
     if (this.closing !== undefined) return;
     let query: DecodedPacket;
     try {
@@ -287,7 +297,7 @@ class DnsLab implements LabDnsServer {
 
     if (question === undefined || questions.length !== 1) return respond('FORMERR', []);
     const name = normalizeName(question.name);
-    this.queries.push({ name, type: question.type, transport });
+    this.queries.push({ name, type: question.type, transport, id: query.id ?? 0, clientPort });
     if (((query.flags ?? 0) & OPCODE_MASK) !== 0) return respond('NOTIMP', []); // only standard queries
 
     const records = this.zones.get(name);

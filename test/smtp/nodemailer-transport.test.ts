@@ -1,6 +1,7 @@
 // The nodemailer transport against real servers on loopback: smtp-server (exact replies, STARTTLS) and a small raw
 // `node:net` server for what smtp-server cannot do (multi-line and garbage replies, silent or negative greetings,
 // drops, split chunks, bare LF, replies withheld). No mocks: every byte goes through real sockets.
+import { createHook } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
@@ -738,6 +739,30 @@ describe('commands', () => {
       session.rcpt('b@example.org', { timeoutMs: 200 }),
     ]);
     expect(replies.map((reply) => reply.code)).toEqual([250, 250, 250]);
+    await session.quit();
+  });
+
+  it('a pipelined group of commands runs on one reply timer, restarted per reply, not one timer per command', async () => {
+    const raw = await startRawServer({ onLine: (line, c) => standardReply(line, c, ['PIPELINING', 'ENHANCEDSTATUSCODES']) });
+    const session = await transport.open(openOptions(raw.port));
+    let timers = 0;
+    const hook = createHook({
+      init(_id, type) {
+        if (type === 'Timeout') timers++;
+      },
+    }).enable();
+    let replies: SmtpReply[];
+    try {
+      replies = await Promise.all([
+        session.mail('a@example.net'),
+        ...Array.from({ length: 20 }, (_, i) => session.rcpt(`r${i}@example.org`)),
+        session.rset(),
+      ]);
+    } finally {
+      hook.disable();
+    }
+    expect(replies.map((reply) => reply.code)).toEqual(Array.from({ length: 22 }, () => 250));
+    expect(timers).toBeLessThanOrEqual(2);
     await session.quit();
   });
 
