@@ -4,6 +4,8 @@
  * explicit position; no regular expressions. The first failure found decides the status and the index
  * (docs/syntax.md): a character that cannot stand where it is fails at that character; a part judged when it ends
  * fails at its terminating character (or the end of the input); the whole-address length fails at the end.
+ * The plain form most addresses have is answered first by a shorter pass (parsePlainAddress: no CFWS to skip, no
+ * substring but the result's); the full parser takes every other input.
  */
 import type { SyntaxStatus } from '../status/catalogue.js';
 import {
