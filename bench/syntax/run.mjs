@@ -2,12 +2,17 @@
 // process, and prints one markdown table per corpus (also written to bench/syntax/last-run.md).
 //
 //   node bench/syntax/run.mjs [--runs=5] [--ms=1500] [--only=validator,mailverify] [--corpus=realistic]
+//                             [--baseline=DIR]
+//
+// --baseline adds the row `baseline`: mailverify built in another checkout (DIR/dist/index.js), measured in the
+// same rounds, e.g. the parent commit: git archive HEAD~1 | tar -x -C DIR, then npm ci and npm run build in DIR.
 //
 // `npm run bench:syntax` builds dist/ first; mailverify is skipped with a warning if dist/ is missing.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CORPORA } from './corpus.mjs';
@@ -16,6 +21,7 @@ const WORKER = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 const LAST_RUN = fileURLToPath(new URL('./last-run.md', import.meta.url));
 const DIST = new URL('../../dist/index.js', import.meta.url);
 const OURS = 'mailverify';
+const BASELINE = 'baseline';
 const PEERS = ['validator', '@hapi/address', 'email-addresses', 'isemail', 'email-validator'];
 
 const { values: flags } = parseArgs({
@@ -24,6 +30,7 @@ const { values: flags } = parseArgs({
     ms: { type: 'string', default: '1500' },
     only: { type: 'string' },
     corpus: { type: 'string' },
+    baseline: { type: 'string' },
   },
 });
 
@@ -40,6 +47,10 @@ if (!(Number.isInteger(runs) && runs >= 1 && ms > 0)) fail('--runs must be an in
 const requested = flags.only ? flags.only.split(',').map((s) => s.trim()) : [OURS, ...PEERS];
 for (const name of requested) {
   if (name !== OURS && !PEERS.includes(name)) fail(`unknown implementation "${name}" (known: ${[OURS, ...PEERS]})`);
+}
+if (flags.baseline !== undefined) {
+  if (!existsSync(path.join(flags.baseline, 'dist/index.js'))) fail(`--baseline: no ${path.join(flags.baseline, 'dist/index.js')}`);
+  requested.unshift(BASELINE);
 }
 const corpora = flags.corpus ? flags.corpus.split(',') : Object.keys(CORPORA);
 for (const name of corpora) if (!CORPORA[name]) fail(`unknown corpus "${name}" (known: ${Object.keys(CORPORA)})`);
@@ -63,7 +74,8 @@ if (impls.includes(OURS) && !(await oursAvailable())) {
 }
 
 function runWorker(impl, corpus) {
-  const child = spawnSync(process.execPath, [WORKER, impl, corpus, String(ms)], {
+  const args = [WORKER, impl, corpus, String(ms), ...(impl === BASELINE ? [path.resolve(flags.baseline)] : [])];
+  const child = spawnSync(process.execPath, args, {
     encoding: 'utf8',
     timeout: ms + 120_000, // generous: slow peers spend a while in warm-up
   });
@@ -96,25 +108,28 @@ function measure(corpus) {
   return impls.map((impl) => {
     const results = samples.get(impl);
     const rates = results.map((r) => r.addressesPerSecond);
+    const bestPass = median(results.map((r) => r.bestPassAddressesPerSecond));
     const { accepted, total } = results[0];
-    return { impl, median: median(rates), min: Math.min(...rates), max: Math.max(...rates), accepted, total };
+    return { impl, median: median(rates), min: Math.min(...rates), max: Math.max(...rates), bestPass, accepted, total };
   });
 }
 
 function table(corpus, rows) {
-  const peerMedians = rows.filter((r) => r.impl !== OURS).map((r) => r.median);
-  const fastestPeer = peerMedians.length ? Math.max(...peerMedians) : NaN;
+  const peers = rows.filter((r) => r.impl !== OURS && r.impl !== BASELINE);
+  const fastestPeer = peers.length ? Math.max(...peers.map((r) => r.median)) : NaN;
+  const fastestPeerBestPass = peers.length ? Math.max(...peers.map((r) => r.bestPass)) : NaN;
+  const ratio = (n, of) => (Number.isNaN(of) ? '–' : `${(n / of).toFixed(2)}×`);
   const lines = [
     `### ${corpus} (${int(rows[0].total)} addresses)`,
     '',
-    '| Implementation | Median addr/s | Min–max addr/s | Accepted | vs fastest peer |',
-    '| --- | ---: | ---: | ---: | ---: |',
+    '| Implementation | Median addr/s | Min–max addr/s | Best pass addr/s | Accepted | vs fastest peer | vs fastest peer, best pass |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of [...rows].sort((a, b) => b.median - a.median)) {
-    const name = r.impl === OURS ? `**${OURS}**` : r.impl;
-    const ratio = Number.isNaN(fastestPeer) ? '–' : `${(r.median / fastestPeer).toFixed(2)}×`;
+    const name = r.impl === OURS ? `**${OURS}**` : r.impl === BASELINE ? `${BASELINE} (${flags.baseline})` : r.impl;
     lines.push(
-      `| ${name} | ${int(r.median)} | ${int(r.min)}–${int(r.max)} | ${percent(r.accepted / r.total)} | ${ratio} |`,
+      `| ${name} | ${int(r.median)} | ${int(r.min)}–${int(r.max)} | ${int(r.bestPass)} | ${percent(r.accepted / r.total)} | ` +
+        `${ratio(r.median, fastestPeer)} | ${ratio(r.bestPass, fastestPeerBestPass)} |`,
     );
   }
   return lines.join('\n');
@@ -127,7 +142,8 @@ const header = [
   `Machine: ${cpu}, ${cpus.length} cores, Node ${process.version} (${process.platform}-${process.arch})`,
   `Date: ${new Date().toISOString().replace('T', ' ').slice(0, 16)} UTC`,
   `Method: ${runs} run${plural} × ${ms} ms per implementation and corpus, each in its own process, ` +
-    'round robin; median shown.',
+    'round robin; median shown (of the loop rates, and of each run\'s fastest complete pass).',
+  `Load average at the start: ${os.loadavg().map((n) => n.toFixed(2)).join(', ')}`,
 ].join('  \n'); // two trailing spaces: markdown line break
 
 const sections = [header];

@@ -78,6 +78,36 @@ export const DTEXT = table('', [
   [94, 126],
 ]);
 
+/**
+ * Classes of ASCII characters in a plain local part (dot-atoms of ASCII atext), as parse.ts's fast path reads them:
+ * one bit per kind of character a provider rule judges (provider-rules.ts), so that the union of the bits gathered
+ * during the scan answers most rules without a second read of the local part; the dot and the `@` end an atom;
+ * 0 for every character a plain local part cannot hold. Lower-case letters are passed before the table is read.
+ */
+export const enum LocalBit {
+  Letter = 1,
+  Digit = 2,
+  Underscore = 4,
+  Hyphen = 8,
+  Plus = 16,
+  OtherSymbol = 32,
+  Dot = 64,
+  At = 128,
+}
+
+function localBitOf(c: number): number {
+  if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) return LocalBit.Letter;
+  if (c >= Ch.DIGIT_0 && c <= Ch.DIGIT_9) return LocalBit.Digit;
+  if (c === Ch.UNDERSCORE) return LocalBit.Underscore;
+  if (c === Ch.HYPHEN) return LocalBit.Hyphen;
+  if (c === Ch.PLUS) return LocalBit.Plus;
+  if (c === Ch.DOT) return LocalBit.Dot;
+  if (c === Ch.AT) return LocalBit.At;
+  return ATEXT[c] === 1 ? LocalBit.OtherSymbol : 0;
+}
+
+export const PLAIN_LOCAL = Uint8Array.from({ length: 128 }, (_, c) => localBitOf(c));
+
 export const isWsp = (c: number): boolean => c === Ch.SPACE || c === Ch.TAB;
 
 /** UTS-46 §2.3 label separators: full stop and its ideographic and full-width forms. */

@@ -5,6 +5,7 @@
  * the first offending character, or the `@` for a length rule.
  */
 import { getPublicSuffix } from 'tldts';
+import { LocalBit, PLAIN_LOCAL } from './chars.js';
 import { detached } from './idna.js';
 
 export interface ProviderRule {
@@ -94,6 +95,14 @@ interface DomainEntry {
   readonly countsAll: boolean;
   readonly minLength: number;
   readonly maxLength: number;
+  /**
+   * The LocalBit classes of a plain local part that make its answer depend on where a character stands (a separator,
+   * a character the rule refuses) or that the length cannot be counted without (a symbol left out of an
+   * alphanumeric count): with none of them, and no more dots than `plainMaxDots`, the answer needs no second read.
+   */
+  readonly rereadBits: number;
+  /** maxDots, or 0 when the rule refuses dots. */
+  readonly plainMaxDots: number;
 }
 
 const enum CharClass {
@@ -117,8 +126,22 @@ const DOMAIN_ENTRIES: readonly DomainEntry[] = PROVIDER_RULES.flatMap((rule) =>
     countsAll: rule.length?.counts === 'all',
     minLength: rule.length?.min ?? 0,
     maxLength: rule.length?.max ?? Infinity,
+    rereadBits: rereadBits(rule),
+    plainMaxDots: rule.symbols.includes('.') ? (rule.maxDots ?? Infinity) : 0,
   })),
 );
+
+function rereadBits(rule: ProviderRule): number {
+  let accepted = LocalBit.Letter | LocalBit.Digit;
+  if (rule.length?.counts !== 'alphanumeric') {
+    // A symbol with a bit of its own; OtherSymbol stands for many characters, some of which the rule may refuse.
+    for (const symbol of rule.symbols) {
+      const bit = PLAIN_LOCAL[symbol.charCodeAt(0)]!;
+      if (bit !== LocalBit.OtherSymbol && bit !== LocalBit.Dot) accepted |= bit;
+    }
+  }
+  return (LocalBit.Letter | LocalBit.Digit | LocalBit.Underscore | LocalBit.Hyphen | LocalBit.Plus | LocalBit.OtherSymbol) & ~accepted;
+}
 
 function charClasses(rule: ProviderRule): Uint8Array {
   const table = new Uint8Array(128);
@@ -221,7 +244,33 @@ export function checkProviderRules(
   candidates?: ProviderCandidates,
 ): number | null {
   const entry = domainEntryFor(domain, domainFrom, domainTo, candidates);
+  return entry === undefined ? null : localPartFailure(entry, input, localStart, localEnd, atIndex);
+}
+
+/**
+ * checkProviderRules for a plain address `input` (no CFWS, `@` at `atIndex`, a valid ASCII domain after it) whose
+ * local part is dot-atoms of ASCII atext, given the union `bits` of the LocalBit classes of its characters and its
+ * number of dots, both gathered while it was scanned. The local part is read again only when the answer depends on
+ * where a character stands.
+ */
+export function checkPlainProviderRules(
+  input: string,
+  atIndex: number,
+  candidates: ProviderCandidates,
+  bits: number,
+  dots: number,
+): number | null {
+  const entry = domainEntryFor(input, atIndex + 1, input.length, candidates);
   if (entry === undefined) return null;
+  if ((bits & entry.rereadBits) !== 0 || dots > entry.plainMaxDots) return localPartFailure(entry, input, 0, atIndex, atIndex);
+  // Only letters, digits and symbols the rule accepts, no separator: the username is the whole local part.
+  if (entry.startsWithLetter && PLAIN_LOCAL[input.charCodeAt(0)] !== LocalBit.Letter) return 0;
+  const counted = entry.countsAll ? atIndex : atIndex - dots;
+  return counted < entry.minLength || counted > entry.maxLength ? atIndex : null;
+}
+
+/** The index where the local part `input[localStart, localEnd)` breaks the entry's rule, or null. */
+function localPartFailure(entry: DomainEntry, input: string, localStart: number, localEnd: number, atIndex: number): number | null {
   const { classes, startsWithLetter, maxDots, countsAll } = entry;
   let dots = 0;
   let counted = 0;
