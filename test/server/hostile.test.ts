@@ -2,60 +2,31 @@
 // right status and a problem document (never a 500, never Fastify's or Node's own text), nothing the client sent is
 // silently changed before it is verified, no foreign host is echoed, and a token outlives neither the password it
 // was issued under nor an `exp` it lacks.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
 import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServe, type ServeProcess } from '../lab/serve-process.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const PASSWORD = 'hostile-test-password';
 const SECRET = 'hostile-test-token-secret-0123456789';
 const basic = (password: string) => `Basic ${Buffer.from(`root:${password}`).toString('base64')}`;
 const AUTH = { authorization: basic(PASSWORD) };
 const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' };
 
-interface Running {
-  child: ChildProcess;
-  origin: string;
-  port: number;
-  exited: Promise<number | null>;
-  stop(): Promise<number | null>;
-  /** What the server wrote on standard error so far. */
-  stderr(): string;
-}
-
 let dir: string;
-let server: Running;
+let server: ServeProcess;
 
 /** Starts `mailverify serve` (offline checks: no network is needed) on the data folder. */
-async function start(dataDir: string, password = PASSWORD, flags: string[] = []): Promise<Running> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'silent', '--checks', 'syntax', ...flags], {
-    env: { ...process.env, MAILVERIFY_ROOT_PASSWORD: password, MAILVERIFY_TOKEN_SECRET: SECRET },
-    stdio: ['ignore', 'pipe', 'pipe'],
+function start(dataDir: string, password = PASSWORD, flags: string[] = []): Promise<ServeProcess> {
+  return startServe(['--data-dir', dataDir, '--log-level', 'silent', '--checks', 'syntax', ...flags], {
+    MAILVERIFY_ROOT_PASSWORD: password,
+    MAILVERIFY_TOKEN_SECRET: SECRET,
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
-  const origin = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    child.stdout!.on('data', (chunk) => {
-      stdout += String(chunk);
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
-      if (match !== null) resolve(match[1]!);
-    });
-    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
-  });
-  const stop = async () => {
-    child.kill('SIGTERM');
-    return exited;
-  };
-  return { child, origin, port: Number(new URL(origin).port), exited, stop, stderr: () => stderr };
 }
 
 /** A connection that sends `request` and stays open; `answer` resolves with all it got once the server closes it. */

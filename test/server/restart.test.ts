@@ -1,16 +1,14 @@
 // The real `mailverify serve` in a child process: killed with SIGKILL in the middle of a job, started again on the
 // same data folder, it completes the job with every entry answered exactly once, without asking again for the
 // addresses answered before the kill. SIGTERM stops it gracefully.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
+import { CLI, startServe, type ServeProcess } from '../lab/serve-process.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const PASSWORD = 'restart-test-password';
 const headers = { authorization: `Basic ${Buffer.from(`root:${PASSWORD}`).toString('base64')}`, 'content-type': 'application/json' };
 
@@ -21,10 +19,10 @@ beforeAll(async () => {
   lab = await startMailLab({
     engine: 'raw',
     servers: {
-      // Most addresses answered at once; three held by a server that answers each RCPT after 700 ms, so the job
-      // can be killed with most of its results written and a few still out.
+      // Most addresses answered at once; three held by a server that answers each RCPT after 3 s (the replies to
+      // pipelined RCPTs may come together), so the job can be killed with most of its results written and a few out.
       quick: { mailboxes: ['alice', 'bob'] },
-      held: { mailboxes: ['alice', 'bob'], delayMs: { rcpt: 700 } },
+      held: { mailboxes: ['alice', 'bob'], delayMs: { rcpt: 3000 } },
     },
     domains: {
       ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`d${i}-restart.com`, ['quick']])),
@@ -39,37 +37,17 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Running {
-  child: ChildProcess;
-  origin: string;
-  exited: Promise<number | null>;
-}
-
-/** Starts `mailverify serve` on the data folder; resolves once it prints the origin it listens on. */
-async function start(dataDir: string, flags: string[] = []): Promise<Running> {
-  const child = spawn(
-    process.execPath,
+/** Starts `mailverify serve` on the data folder, over the mail lab; resolves once it prints the origin it listens on. */
+function start(dataDir: string, flags: string[] = []): Promise<ServeProcess> {
+  return startServe(
     [
-      CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'silent',
+      '--data-dir', dataDir, '--log-level', 'silent',
       '--dns-server', lab.dnsAddress, '--smtp-port', String(lab.port), '--allow-private-addresses',
       '--helo-name', 'probe.mailverify-lab.com', '--mail-from', 'bounce@mailverify-lab.com', '--max-connections', '1',
       ...flags,
     ],
-    { env: { ...process.env, MAILVERIFY_ROOT_PASSWORD: PASSWORD }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { MAILVERIFY_ROOT_PASSWORD: PASSWORD },
   );
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
-  const origin = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    child.stdout!.on('data', (chunk) => {
-      stdout += String(chunk);
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
-      if (match !== null) resolve(match[1]!);
-    });
-    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
-  });
-  return { child, origin, exited };
 }
 
 async function json(url: string, init: RequestInit = {}): Promise<any> {

@@ -2,17 +2,15 @@
 // `mailverify serve` process, over a slow lab DNS server that counts the queries it receives: after a DELETE the
 // deleted jobs send no more DNS queries and the job left completes; after SIGTERM the process stops within its 10 s,
 // with no more than the queries it had under way reaching the lab after its listener closed.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../../src/server/app.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
+import { startServe } from '../lab/serve-process.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const PASSWORD = 'a withdraw password';
 const headers = { authorization: `Basic ${Buffer.from(`root:${PASSWORD}`).toString('base64')}`, 'content-type': 'application/json' };
 
@@ -104,32 +102,20 @@ describe('a deleted job', () => {
 describe('mailverify serve with running jobs', () => {
   it('stops within 10 s of SIGTERM (exit 0), with no DNS query but those under way reaching the lab after it stopped listening', async () => {
     lab.reset();
-    const child = spawn(
-      process.execPath,
+    let queriesAtStop: number | undefined;
+    const served = await startServe(
       [
-        CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'terminated'), '--log-level', 'silent',
+        '--data-dir', join(dir, 'terminated'), '--log-level', 'silent',
         '--dns-server', lab.dnsAddress, '--dns-timeout', '5000', '--smtp-port', String(lab.port), '--allow-private-addresses',
         '--helo-name', 'probe.mailverify-lab.com', '--mail-from', 'bounce@mailverify-lab.com',
       ],
-      { env: { ...process.env, MAILVERIFY_ROOT_PASSWORD: PASSWORD }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { MAILVERIFY_ROOT_PASSWORD: PASSWORD },
+      (stderr) => {
+        if (queriesAtStop === undefined && /stopping/.test(stderr)) queriesAtStop = queriesOf([0, 1, 2, 3, 4]);
+      },
     );
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    let stderr = '';
-    let queriesAtStop: number | undefined;
-    child.stderr!.on('data', (chunk) => {
-      stderr += String(chunk);
-      if (queriesAtStop === undefined && /stopping/.test(stderr)) queriesAtStop = queriesOf([0, 1, 2, 3, 4]);
-    });
+    const { child, exited, origin } = served;
     try {
-      const origin = await new Promise<string>((resolve, reject) => {
-        let stdout = '';
-        child.stdout!.on('data', (chunk) => {
-          stdout += String(chunk);
-          const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
-          if (match !== null) resolve(match[1]!);
-        });
-        void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
-      });
       for (let job = 0; job < JOBS; job++) await submit(origin, job);
       while (queriesOf([0, 1, 2, 3, 4]) < QUERIES_IN_FLIGHT) await sleep(10);
 

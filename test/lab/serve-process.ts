@@ -1,0 +1,60 @@
+// `mailverify serve` from the built package in a child process, for tests of the real process: started on a free
+// port, resolved once it prints the origin it listens on.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+
+export interface ServeProcess {
+  readonly child: ChildProcess;
+  /** `http://127.0.0.1:PORT`. */
+  readonly origin: string;
+  readonly port: number;
+  /** The exit code, once the process has exited. */
+  readonly exited: Promise<number | null>;
+  /** What the server wrote on standard error so far. */
+  stderr(): string;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts `mailverify serve --port 0` with `args` and `env` added to this process's environment; rejects with what it
+ * printed when it exits before listening. `onStderr` sees standard error as it grows.
+ */
+export async function startServe(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  onStderr?: (stderr: string) => void,
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => {
+    stderr += String(chunk);
+    onStderr?.(stderr);
+  });
+  const origin = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    child.stdout!.on('data', (chunk) => {
+      stdout += String(chunk);
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+      if (match !== null) resolve(match[1]!);
+    });
+    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+  return {
+    child,
+    origin,
+    port: Number(new URL(origin).port),
+    exited,
+    stderr: () => stderr,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
