@@ -71,8 +71,9 @@ Options:
                           with =, +, -, @, a tab or a CR) get a leading ' (escape, the default), or are
                           written as they are (keep), for programs rather than spreadsheets
   --out FILE              write the results to FILE instead of standard output
-  --threads N             worker threads for --checks syntax without deduplication (default: the
-                          number of CPU cores); 1 checks on the main thread. The results are the same
+  --threads N             worker threads for --checks syntax without deduplication (default: one per
+                          CPU core, none for a file under 1 MiB); 1 checks on the main thread. The
+                          results are the same either way
   -q, --quiet             no progress line and no summary
   -h, --help              this text
   --version               the version of mailverify (also "mailverify --version", "serve --version")
@@ -110,8 +111,8 @@ interface CheckOptions {
   output: 'jsonl' | 'csv';
   csvFormulas: CsvFormulas;
   quiet: boolean;
-  /** Worker threads for an offline run (1: none, the engine's verifyMany on the main thread). */
-  threads: number;
+  /** Worker threads for an offline run (1: none, the engine's verifyMany on the main thread); undefined: by the input. */
+  threads: number | undefined;
   /** Flags that have no effect at this checks level, told on standard error before the run. */
   warning: string | undefined;
 }
@@ -209,10 +210,30 @@ function parseCheckOptions(argv: string[]): CheckOptions | 'help' | 'version' {
 /** The most worker threads --threads takes. */
 const MAX_THREADS = 64;
 
-function threadCount(text: string | undefined): number {
+/** A file smaller than this is checked on the main thread by default: starting the threads would cost more. */
+const SMALL_INPUT_BYTES = 1 << 20;
+
+function threadCount(text: string | undefined): number | undefined {
   const threads = wholeNumber(text, '--threads', 1);
   if (threads !== undefined && threads > MAX_THREADS) throw new UsageError(`--threads must be from 1 to ${MAX_THREADS}, got ${text}`);
-  return threads ?? Math.min(availableParallelism(), MAX_THREADS);
+  return threads;
+}
+
+/** The threads of a run: as given, else one per CPU core, but one for a small file. */
+function threadsFor(options: CheckOptions): number {
+  if (options.threads !== undefined) return options.threads;
+  if (options.source !== '-' && (fileSize(options.source) ?? Infinity) < SMALL_INPUT_BYTES) return 1;
+  return Math.min(availableParallelism(), MAX_THREADS);
+}
+
+/** The size of a regular file; undefined for anything else, or when it cannot be read (its stream reports that). */
+function fileSize(path: string): number | undefined {
+  try {
+    const stats = statSync(path);
+    return stats.isFile() ? stats.size : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The inputs of the source in batches, in order: lines of text, JSON Lines items, or one column of CSV records. */
@@ -375,7 +396,8 @@ async function check(options: CheckOptions): Promise<void> {
   const out = options.out === undefined ? process.stdout : await openOutput(options.out);
   const seen = new RunObserver();
   // Offline without duplicate marking, every input's result depends on it alone: chunks go to worker threads.
-  const onWorkers = options.checks === 'syntax' && options.deduplication === 'Off' && options.threads > 1;
+  const threads = threadsFor(options);
+  const onWorkers = options.checks === 'syntax' && options.deduplication === 'Off' && threads > 1;
   const verifier = onWorkers ? undefined : usage(() => createVerifier({ ...options.engine, checks: options.checks, observer: seen }));
   const started = performance.now();
   const source = options.source === '-' ? process.stdin : createReadStream(options.source);
@@ -391,7 +413,7 @@ async function check(options: CheckOptions): Promise<void> {
     if (verifier === undefined) {
       const { syntax, allowPrivateAddresses } = options.engine;
       await runOffline({
-        threads: options.threads,
+        threads,
         worker: { engine: { syntax, allowPrivateAddresses }, output: options.output, csvFormulas: options.csvFormulas },
         batches: inputBatches(options, source),
         plainLines: options.input === 'text',
@@ -441,13 +463,7 @@ async function verifyOnMainThread(
 
 /** The run's counters as the progress line reads them; the size of the input when it is a file. */
 function runState(path: string, source: Readable, input: InputState, tally: Tally): RunState {
-  let totalBytes: number | undefined;
-  try {
-    const stats = path === '-' ? undefined : statSync(path);
-    if (stats?.isFile() === true) totalBytes = stats.size;
-  } catch {
-    // An input that cannot be read is reported by its stream.
-  }
+  const totalBytes = path === '-' ? undefined : fileSize(path);
   const file = path === '-' ? undefined : (source as ReadStream);
   return {
     get done() {
