@@ -198,8 +198,10 @@ export class EncodedChunk {
     private readonly output: 'jsonl' | 'csv',
     private readonly csvFormulas: CsvFormulas,
     expectedBytes: number,
+    /** Memory of an earlier chunk, written and given back: used when it is large enough. */
+    spare?: ArrayBuffer,
   ) {
-    this.buffer = Buffer.allocUnsafeSlow(Math.max(expectedBytes, 1024));
+    this.buffer = spare !== undefined && spare.byteLength >= expectedBytes ? Buffer.from(spare) : Buffer.allocUnsafeSlow(Math.max(expectedBytes, 1024));
   }
 
   add(entry: Entry): void {
@@ -273,10 +275,13 @@ export class BatchedWriter {
     return this.drained ?? undefined;
   }
 
-  /** Adds bytes encoded elsewhere (an EncodedChunk's): what waits is written first, then they are, as they are. */
-  addBytes(bytes: Uint8Array): Promise<void> | undefined {
+  /**
+   * Adds bytes encoded elsewhere (an EncodedChunk's): what waits is written first, then they are, as they are;
+   * `written` is called once the stream is done with them (their memory may then be used again).
+   */
+  addBytes(bytes: Uint8Array, written?: () => void): Promise<void> | undefined {
     this.flush();
-    this.send(bytes);
+    this.send(bytes, written);
     return this.drained ?? undefined;
   }
 
@@ -333,9 +338,10 @@ export class BatchedWriter {
     this.send(batch);
   }
 
-  private send(bytes: Uint8Array): void {
+  private send(bytes: Uint8Array, written?: () => void): void {
     if (this.error !== undefined) return;
-    if (!this.out.write(bytes) && this.drained === null) {
+    const taken = written === undefined ? this.out.write(bytes) : this.out.write(bytes, (error) => error == null && written());
+    if (!taken && this.drained === null) {
       this.drained = new Promise((resolve) => {
         const done = (): void => {
           this.out.removeListener('drain', done);

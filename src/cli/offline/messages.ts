@@ -18,6 +18,11 @@ export type ChunkMessage =
   | { readonly seq: number; readonly start: number; readonly lines: string }
   | { readonly seq: number; readonly start: number; readonly items: readonly BatchInput[] };
 
+/** The memory of a result's bytes, written: the worker encodes a later chunk into it. */
+export interface SpareMessage {
+  readonly spare: ArrayBuffer;
+}
+
 /** The chunk's results, encoded, and their counts by classification and by status. */
 export interface ResultMessage {
   readonly seq: number;

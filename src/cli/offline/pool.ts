@@ -45,7 +45,6 @@ export function offlineWorkerUrl(base: string = import.meta.url): URL {
 export async function runOffline(run: OfflineRun): Promise<void> {
   const { writer, tally, input } = run;
   let failure: Error | undefined;
-  let closing = false;
   let wake: (() => void) | null = null;
   const notify = (): void => {
     const resolve = wake;
@@ -54,16 +53,22 @@ export async function runOffline(run: OfflineRun): Promise<void> {
   };
   const nextEvent = (): Promise<void> => new Promise((resolve) => (wake = resolve));
 
-  /** Results that came back before an earlier chunk's, by chunk number. */
-  const finished = new Map<number, ResultMessage>();
+  /** Results that came back before an earlier chunk's, by chunk number, with the worker that made them. */
+  let closing = false;
+  const finished = new Map<number, { result: ResultMessage; worker: Worker }>();
   let nextSeq = 0;
   let nextToWrite = 0;
   let draining: Promise<void> | undefined;
   const writeReady = (): void => {
-    for (let result = finished.get(nextToWrite); result !== undefined; result = finished.get(nextToWrite)) {
+    for (let done = finished.get(nextToWrite); done !== undefined; done = finished.get(nextToWrite)) {
       finished.delete(nextToWrite++);
+      const { result, worker } = done;
       tally.addCounts(result.count, result.classifications, result.statuses);
-      const wait = writer.addBytes(result.bytes);
+      // Written, the memory goes back to its worker: no new buffer per chunk, none left for the collector.
+      const giveBack = (): void => {
+        if (!closing) worker.postMessage({ spare: result.bytes.buffer }, [result.bytes.buffer as ArrayBuffer]);
+      };
+      const wait = writer.addBytes(result.bytes, giveBack);
       if (wait !== undefined && wait !== draining) {
         draining = wait;
         void wait.then(() => {
@@ -80,7 +85,7 @@ export async function runOffline(run: OfflineRun): Promise<void> {
     const slot = { worker, busy: 0 };
     worker.on('message', (result: ResultMessage) => {
       slot.busy--;
-      finished.set(result.seq, result);
+      finished.set(result.seq, { result, worker });
       writeReady();
       notify();
     });

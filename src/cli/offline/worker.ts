@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createOfflineCheck } from '../../engine/offline.js';
 import { EncodedChunk } from '../output.js';
-import type { ChunkMessage, OfflineWorkerData, ResultMessage } from './messages.js';
+import type { ChunkMessage, OfflineWorkerData, ResultMessage, SpareMessage } from './messages.js';
 
 /** Bytes a result usually takes: the first buffer of a chunk is sized by it (it grows when needed). */
 const EXPECTED_BYTES_PER_RESULT = 512;
@@ -14,10 +14,17 @@ const EXPECTED_BYTES_PER_RESULT = 512;
 const settings = workerData as OfflineWorkerData;
 const check = createOfflineCheck(settings.engine);
 const port = parentPort!;
+/** Memory of written results, given back by the main thread (a few at most: as many as chunks under way). */
+const spares: ArrayBuffer[] = [];
 
-port.on('message', (chunk: ChunkMessage) => {
+port.on('message', (message: ChunkMessage | SpareMessage) => {
+  if ('spare' in message) {
+    spares.push(message.spare);
+    return;
+  }
+  const chunk = message;
   const items = 'lines' in chunk ? chunk.lines.split('\n') : chunk.items;
-  const encoded = new EncodedChunk(settings.output, settings.csvFormulas, items.length * EXPECTED_BYTES_PER_RESULT);
+  const encoded = new EncodedChunk(settings.output, settings.csvFormulas, items.length * EXPECTED_BYTES_PER_RESULT, spares.pop());
   const classifications = new Map<string, number>();
   const statuses = new Map<string, number>();
   for (let k = 0; k < items.length; k++) {
