@@ -53,8 +53,9 @@ export async function runOffline(run: OfflineRun): Promise<void> {
   };
   const nextEvent = (): Promise<void> => new Promise((resolve) => (wake = resolve));
 
-  /** Results that came back before an earlier chunk's, by chunk number, with the worker that made them. */
+  /** The run is over: the workers are being stopped, and their exit is no failure. */
   let closing = false;
+  /** Results that came back before an earlier chunk's, by chunk number, with the worker that made them. */
   const finished = new Map<number, { result: ResultMessage; worker: Worker }>();
   let nextSeq = 0;
   let nextToWrite = 0;
