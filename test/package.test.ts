@@ -67,6 +67,8 @@ describe('the published package', () => {
       'dist/server.d.ts',
       'dist/server.d.cts',
       'dist/cli.js',
+      'dist/offline-worker.js',
+      'dist/offline-worker.cjs',
       'package.json',
       'README.md',
     ]) {
@@ -96,7 +98,7 @@ describe('the published package', () => {
   });
 
   it("gives the CommonJS build a real import.meta.url, not esbuild's empty stand-in", () => {
-    for (const file of ['index.cjs', 'server.cjs']) {
+    for (const file of ['index.cjs', 'server.cjs', 'offline-worker.cjs']) {
       expect(readFileSync(join(root, 'dist', file), 'utf8')).not.toMatch(/\bimport_meta\d* = \{\}/);
     }
   });
@@ -110,6 +112,26 @@ function packedFiles(folder: string): string[] {
 
 /** Packages of the server: HTTP, database, tokens, and later spreadsheets. */
 const SERVER_PACKAGES = /node_modules\/(fastify|@fastify|libsql|@libsql|jose|exceljs|xlsx|@e965)\//;
+
+describe("the CLI's offline worker thread", () => {
+  it('checks and encodes a chunk from the built files, ES module and CommonJS alike', () => {
+    const probe = (file: string) => `
+      const { Worker } = require('node:worker_threads');
+      const { join } = require('node:path');
+      const worker = new Worker(join(__dirname, 'node_modules', 'mailverify', 'dist', ${JSON.stringify(file)}), {
+        workerData: { engine: {}, output: 'jsonl', csvFormulas: 'escape' },
+      });
+      worker.once('message', (result) => {
+        const lines = Buffer.from(result.bytes).toString('utf8').trim().split('\\n').map((line) => JSON.parse(line));
+        console.log(JSON.stringify([result.seq, result.count, lines.map((e) => [e.index, e.inputData, e.status])]));
+        void worker.terminate();
+      });
+      worker.postMessage({ seq: 3, start: 10, lines: 'jane@example.org\\nno-at-sign' });`;
+    const expected = [3, 2, [[10, 'jane@example.org', 'Success'], [11, 'no-at-sign', 'AtSignNotFound']]];
+    expect(run('offline-worker-esm.cjs', probe('offline-worker.js'))).toEqual(expected);
+    expect(run('offline-worker-cjs.cjs', probe('offline-worker.cjs'))).toEqual(expected);
+  });
+});
 
 describe('mailverify/server', () => {
   it('loads through the exports map with import and with require', () => {

@@ -10,9 +10,10 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { BatchedWriter } from '../../src/cli/output.js';
+import { BatchedWriter, EncodedChunk } from '../../src/cli/output.js';
 import { hasPublicTopLevel } from '../../src/domain/top-level.js';
 import { isoNow as now, makeEntry, type Entry } from '../../src/engine/entry.js';
+import { createOfflineCheck } from '../../src/engine/offline.js';
 import { offlineStages, type Flags, type StageContext } from '../../src/engine/stages.js';
 import { createVerifier } from '../../src/engine/verifier.js';
 import { createLists } from '../../src/lists/lists.js';
@@ -160,6 +161,14 @@ row('lean entry + JSON lines into the output buffer (sync)', time(() => {
   const writer = new BatchedWriter(nowhere);
   for (let i = 0; i < inputs.length; i++) writer.addJsonLine(lean(inputs[i]!, i));
   return 0;
+}));
+
+const offlineCheck = createOfflineCheck();
+row("createOfflineCheck (a worker thread's check per line)", time(() => inputs.reduce((n, input, i) => n + offlineCheck(i, input).index, 0)));
+row("createOfflineCheck + EncodedChunk (a worker thread's whole work per line)", time(() => {
+  const chunk = new EncodedChunk('jsonl', 'escape', inputs.length * 512);
+  for (let i = 0; i < inputs.length; i++) chunk.add(offlineCheck(i, inputs[i]!));
+  return chunk.bytes().length;
 }));
 
 const verifier = createVerifier({ checks: 'syntax' });

@@ -5,20 +5,22 @@
  *                    [--helo-name NAME] [--mail-from ADDRESS] [--smtp-port N] [--quality Standard|High|Extreme]
  *                    [--deduplication Off|Safe|Relaxed] [--input text|csv|tsv|jsonl] [--column N|NAME]
  *                    [--delimiter C] [--header] [--output jsonl|csv] [--csv-formulas escape|keep] [--out FILE]
- *                    [--quiet] [--version]
+ *                    [--threads N] [--quiet] [--version]
  *
  * Reads one address per line (or one CSV column) and writes one result per input, in input order.
  */
 import { createReadStream, createWriteStream, readFileSync, statSync, type ReadStream, type WriteStream } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import type { Readable } from 'node:stream';
 import { DEDUPLICATION_MODES, type Deduplication } from '../engine/dedupe.js';
 import { ENTRY_FIELDS } from '../engine/entry.js';
-import { createVerifier, type BatchInput, type VerifierOptions } from '../engine/verifier.js';
+import { createVerifier, type BatchInput, type Verifier, type VerifierOptions } from '../engine/verifier.js';
 import { closestName } from '../options/names.js';
-import { ENGINE_FLAGS, UsageError, engineOptionsOf, ineffectiveFlagsWarning, usage } from './engine-flags.js';
+import { ENGINE_FLAGS, UsageError, engineOptionsOf, ineffectiveFlagsWarning, usage, wholeNumber } from './engine-flags.js';
 import { parseFlags } from './flags.js';
 import { serve } from './serve.js';
 import { csvAddresses, csvText, CSV_FORMULAS, MAX_RECORD_SIZE, type CsvFormulas } from './csv.js';
+import { runOffline } from './offline/pool.js';
 import { BatchedWriter } from './output.js';
 import { ProgressLine, RunObserver, Tally, type RunState } from './report.js';
 
@@ -69,6 +71,9 @@ Options:
                           with =, +, -, @, a tab or a CR) get a leading ' (escape, the default), or are
                           written as they are (keep), for programs rather than spreadsheets
   --out FILE              write the results to FILE instead of standard output
+  --threads N             worker threads for --checks syntax without deduplication (default: one per
+                          CPU core, none for a file under 1 MiB); 1 checks on the main thread. The
+                          results are the same either way
   -q, --quiet             no progress line and no summary
   -h, --help              this text
   --version               the version of mailverify (also "mailverify --version", "serve --version")
@@ -106,6 +111,8 @@ interface CheckOptions {
   output: 'jsonl' | 'csv';
   csvFormulas: CsvFormulas;
   quiet: boolean;
+  /** Worker threads for an offline run (1: none, the engine's verifyMany on the main thread); undefined: by the input. */
+  threads: number | undefined;
   /** Flags that have no effect at this checks level, told on standard error before the run. */
   warning: string | undefined;
 }
@@ -136,6 +143,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | 'help' | 'version' {
       output: { type: 'string', default: 'jsonl' },
       'csv-formulas': { type: 'string' },
       out: { type: 'string' },
+      threads: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', default: false },
     },
@@ -194,8 +202,38 @@ function parseCheckOptions(argv: string[]): CheckOptions | 'help' | 'version' {
     output: values.output,
     csvFormulas,
     quiet: values.quiet,
+    threads: threadCount(values.threads),
     warning: ineffectiveFlagsWarning(values, checks),
   };
+}
+
+/** The most worker threads --threads takes. */
+const MAX_THREADS = 64;
+
+/** A file smaller than this is checked on the main thread by default: starting the threads would cost more. */
+const SMALL_INPUT_BYTES = 1 << 20;
+
+function threadCount(text: string | undefined): number | undefined {
+  const threads = wholeNumber(text, '--threads', 1);
+  if (threads !== undefined && threads > MAX_THREADS) throw new UsageError(`--threads must be from 1 to ${MAX_THREADS}, got ${text}`);
+  return threads;
+}
+
+/** The threads of a run: as given, else one per CPU core, but one for a small file. */
+function threadsFor(options: CheckOptions): number {
+  if (options.threads !== undefined) return options.threads;
+  if (options.source !== '-' && (fileSize(options.source) ?? Infinity) < SMALL_INPUT_BYTES) return 1;
+  return Math.min(availableParallelism(), MAX_THREADS);
+}
+
+/** The size of a regular file; undefined for anything else, or when it cannot be read (its stream reports that). */
+function fileSize(path: string): number | undefined {
+  try {
+    const stats = statSync(path);
+    return stats.isFile() ? stats.size : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The inputs of the source in batches, in order: lines of text, JSON Lines items, or one column of CSV records. */
@@ -357,7 +395,10 @@ function itemsOf<T>(batches: AsyncGenerator<T[]>, state: InputState): AsyncItera
 async function check(options: CheckOptions): Promise<void> {
   const out = options.out === undefined ? process.stdout : await openOutput(options.out);
   const seen = new RunObserver();
-  const verifier = usage(() => createVerifier({ ...options.engine, checks: options.checks, observer: seen }));
+  // Offline without duplicate marking, every input's result depends on it alone: chunks go to worker threads.
+  const threads = threadsFor(options);
+  const onWorkers = options.checks === 'syntax' && options.deduplication === 'Off' && threads > 1;
+  const verifier = onWorkers ? undefined : usage(() => createVerifier({ ...options.engine, checks: options.checks, observer: seen }));
   const started = performance.now();
   const source = options.source === '-' ? process.stdin : createReadStream(options.source);
   const input = new InputState();
@@ -369,22 +410,24 @@ async function check(options: CheckOptions): Promise<void> {
   try {
     progress?.start();
     if (options.output === 'csv') writer.add(csvText([ENTRY_FIELDS]));
-    const entries = verifier.verifyMany(itemsOf(inputBatches(options, source), input), {
-      deduplication: options.deduplication,
-      // A file's results line up with its lines.
-      order: 'input',
-    });
-    const jsonl = options.output === 'jsonl';
-    for await (const entry of entries) {
-      tally.add(entry);
-      const wait = jsonl ? writer.addJsonLine(entry) : writer.addCsvRecord(entry);
-      if (wait !== undefined) await wait;
-      if (writer.error !== undefined) break; // stops reading the input too
+    if (verifier === undefined) {
+      const { syntax, allowPrivateAddresses } = options.engine;
+      await runOffline({
+        threads,
+        worker: { engine: { syntax, allowPrivateAddresses }, output: options.output, csvFormulas: options.csvFormulas },
+        batches: inputBatches(options, source),
+        plainLines: options.input === 'text',
+        writer,
+        tally,
+        input,
+      });
+    } else {
+      await verifyOnMainThread(options, verifier, itemsOf(inputBatches(options, source), input), writer, tally);
     }
     await writer.end();
   } finally {
     progress?.stop();
-    await verifier.close();
+    await verifier?.close();
     if (out !== process.stdout) await new Promise<void>((resolve) => (out as WriteStream).end(resolve));
   }
   // The reader of a pipe that went away (`| head`) wanted no more: not an error, and nothing more to say.
@@ -396,15 +439,31 @@ async function check(options: CheckOptions): Promise<void> {
   if (!options.quiet) process.stderr.write(tally.summary((performance.now() - started) / 1000, seen));
 }
 
+/** The engine's verifyMany on this thread, its entries written in input order. */
+async function verifyOnMainThread(
+  options: CheckOptions,
+  verifier: Verifier,
+  items: AsyncIterableIterator<BatchInput>,
+  writer: BatchedWriter,
+  tally: Tally,
+): Promise<void> {
+  const entries = verifier.verifyMany(items, {
+    deduplication: options.deduplication,
+    // A file's results line up with its lines.
+    order: 'input',
+  });
+  const jsonl = options.output === 'jsonl';
+  for await (const entry of entries) {
+    tally.add(entry);
+    const wait = jsonl ? writer.addJsonLine(entry) : writer.addCsvRecord(entry);
+    if (wait !== undefined) await wait;
+    if (writer.error !== undefined) break; // stops reading the input too
+  }
+}
+
 /** The run's counters as the progress line reads them; the size of the input when it is a file. */
 function runState(path: string, source: Readable, input: InputState, tally: Tally): RunState {
-  let totalBytes: number | undefined;
-  try {
-    const stats = path === '-' ? undefined : statSync(path);
-    if (stats?.isFile() === true) totalBytes = stats.size;
-  } catch {
-    // An input that cannot be read is reported by its stream.
-  }
+  const totalBytes = path === '-' ? undefined : fileSize(path);
   const file = path === '-' ? undefined : (source as ReadStream);
   return {
     get done() {

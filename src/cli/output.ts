@@ -184,6 +184,56 @@ function putJsonLine(buffer: Buffer, at: number, entry: Entry): number {
   return putBytes(buffer, to, LINE_END);
 }
 
+/**
+ * The output of a chunk of results, encoded into a buffer of its own (an ArrayBuffer that can be transferred to
+ * another thread): JSON lines as BatchedWriter encodes them, or CSV records (csv-stringify's text of a list of records
+ * is the concatenation of each record's, so a chunk's text is the same whatever the batches around it).
+ */
+export class EncodedChunk {
+  private buffer: Buffer;
+  private used = 0;
+  private readonly csvRecords: string[][] = [];
+
+  constructor(
+    private readonly output: 'jsonl' | 'csv',
+    private readonly csvFormulas: CsvFormulas,
+    expectedBytes: number,
+    /** Memory of an earlier chunk, written and given back: used when it is large enough. */
+    spare?: ArrayBuffer,
+  ) {
+    this.buffer = spare !== undefined && spare.byteLength >= expectedBytes ? Buffer.from(spare) : Buffer.allocUnsafeSlow(Math.max(expectedBytes, 1024));
+  }
+
+  add(entry: Entry): void {
+    if (this.output === 'csv') {
+      this.csvRecords.push(csvRecord(entry, this.csvFormulas));
+      return;
+    }
+    const bound = jsonLineBound(entry);
+    if (bound === Infinity) return this.addText(jsonLine(entry) + '\n');
+    this.makeRoom(bound);
+    this.used = putJsonLine(this.buffer, this.used, entry);
+  }
+
+  /** The bytes of the chunk's results; the chunk is done with. */
+  bytes(): Uint8Array {
+    if (this.csvRecords.length > 0) this.addText(csvText(this.csvRecords));
+    return new Uint8Array(this.buffer.buffer, this.buffer.byteOffset, this.used);
+  }
+
+  private addText(text: string): void {
+    this.makeRoom(text.length * MAX_BYTES_PER_UNIT);
+    this.used += this.buffer.write(text, this.used, 'utf8');
+  }
+
+  private makeRoom(bytes: number): void {
+    if (this.buffer.length - this.used >= bytes) return;
+    const larger = Buffer.allocUnsafeSlow(Math.max(this.buffer.length * 2, this.used + bytes));
+    this.buffer.copy(larger, 0, 0, this.used);
+    this.buffer = larger;
+  }
+}
+
 /** Output is encoded into buffers of this size and written one buffer at a time. */
 const BATCH_BYTES = 1 << 18;
 /** The most UTF-8 bytes one UTF-16 unit can take (a surrogate pair, two units, takes four). */
@@ -222,6 +272,16 @@ export class BatchedWriter {
     if (bound > this.buffer.length - this.used) this.flush();
     this.used = putJsonLine(this.buffer, this.used, entry);
     this.scheduleFlush();
+    return this.drained ?? undefined;
+  }
+
+  /**
+   * Adds bytes encoded elsewhere (an EncodedChunk's): what waits is written first, then they are, as they are;
+   * `written` is called once the stream is done with them (their memory may then be used again).
+   */
+  addBytes(bytes: Uint8Array, written?: () => void): Promise<void> | undefined {
+    this.flush();
+    this.send(bytes, written);
     return this.drained ?? undefined;
   }
 
@@ -278,9 +338,10 @@ export class BatchedWriter {
     this.send(batch);
   }
 
-  private send(bytes: Buffer): void {
+  private send(bytes: Uint8Array, written?: () => void): void {
     if (this.error !== undefined) return;
-    if (!this.out.write(bytes) && this.drained === null) {
+    const taken = written === undefined ? this.out.write(bytes) : this.out.write(bytes, (error) => error == null && written());
+    if (!taken && this.drained === null) {
       this.drained = new Promise((resolve) => {
         const done = (): void => {
           this.out.removeListener('drain', done);

@@ -118,6 +118,13 @@ export class Tally {
     this.statuses.set(entry.status, (this.statuses.get(entry.status) ?? 0) + 1);
   }
 
+  /** Adds the counts of `count` entries, by classification and by status (an offline worker's chunk). */
+  addCounts(count: number, classifications: Iterable<[string, number]>, statuses: Iterable<[string, number]>): void {
+    this.count += count;
+    for (const [name, n] of classifications) this.classifications.set(name, (this.classifications.get(name) ?? 0) + n);
+    for (const [name, n] of statuses) this.statuses.set(name, (this.statuses.get(name) ?? 0) + n);
+  }
+
   /**
    * Two lines: `12 addresses in 0.4 s: 9 Deliverable, 2 Undeliverable, 1 Risky` and
    * `statuses: 9 Success, 2 AtSignNotFound, 1 ServerIsCatchAll`, each by count, largest first; then a `hint:` line for

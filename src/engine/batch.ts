@@ -7,6 +7,7 @@
  */
 import { DEDUPLICATION_MODES, deduplicationKey, type Deduplication } from './dedupe.js';
 import { makeEntry, type Entry } from './entry.js';
+import { typoSuggestions } from './offline.js';
 import { checkOptionNames, type OptionNames } from '../options/names.js';
 import { networkStages, offlineStages, type Flags, type StageContext } from './stages.js';
 import type { ProbeOwner, ProbeTimeouts } from '../smtp/prober.js';
@@ -484,7 +485,7 @@ export class BatchRun {
 
   private finishAddress(address: Address, syntaxFailureIndex?: number): void {
     const { parsed, status } = address;
-    const suggestions = this.suggestionsFor(parsed, address.hasMx);
+    const suggestions = typoSuggestions(this.context.suggester, parsed, address.hasMx);
     if (address.dedupe !== null) address.dedupe.hasMx = address.hasMx;
     this.emit(
       makeEntry({
@@ -515,7 +516,7 @@ export class BatchRun {
       // The offline stages only for the flags: their status is not this entry's.
       this.flagContext ??= { ...this.context, checks: 'syntax' };
       offlineStages(parsed, 0, this.flagContext, flags);
-      suggestions = this.suggestionsFor(parsed, first.hasMx && first.asciiDomain === parsed.asciiDomainPart);
+      suggestions = typoSuggestions(this.context.suggester, parsed, first.hasMx && first.asciiDomain === parsed.asciiDomainPart);
     }
     this.emit(
       makeEntry({
@@ -530,13 +531,6 @@ export class BatchRun {
         duplicateOf: first.index,
       }),
     );
-  }
-
-  /** Typo suggestions, never for an address literal or a domain known to have MX records. */
-  private suggestionsFor(parsed: ParsedAddress, hasMx: boolean): string[] | undefined {
-    const { suggester } = this.context;
-    if (suggester === null || hasMx || parsed.domainPart.charCodeAt(0) === 0x5b) return undefined;
-    return suggester.suggest(parsed.localPart, parsed.asciiDomainPart);
   }
 
   private emit(entry: Entry, dedupe: DedupeGroup | null = null): void {

@@ -6,7 +6,7 @@
  * as the quality level gives (docs/verification.md#quality-levels-and-passes).
  */
 import { hostname } from 'node:os';
-import { classificationOf, isStatusCode, type StatusCode } from '../status/catalogue.js';
+import { isStatusCode, type StatusCode } from '../status/catalogue.js';
 import { DnsLookup, type DnsCacheOptions, type DnsQueryEvent, type DnsStats } from '../dns/lookup.js';
 import { createDefaultResolver, type DefaultResolver, type Resolver } from '../dns/resolver.js';
 import { createLists, type ListsOptions } from '../lists/lists.js';
@@ -17,6 +17,7 @@ import { createSuggester } from '../suggest/suggest.js';
 import { syntaxPolicyOf, type SyntaxOptions } from '../syntax/policy.js';
 import { BatchRun, batchOptions, type BatchContext, type BatchInput, type VerifyManyOptions } from './batch.js';
 import type { Entry } from './entry.js';
+import { classifierOf } from './offline.js';
 import { checkOptionNames } from '../options/names.js';
 import { VERIFIER_OPTION_NAMES } from './options.js';
 import type { Checks } from './stages.js';
@@ -275,7 +276,6 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const resolver = options.dns?.resolver ?? ownResolver!;
   const dns = new DnsLookup(resolver, options.dns?.cache, dnsQueryHook(observe, resolver), options.dns?.maxQueriesInFlight ?? 100);
   const suggester = options.suggestions === false ? null : createSuggester();
-  const classifications = options.classifications;
   let closing = false;
   const context: BatchContext = {
     syntax,
@@ -290,10 +290,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     qualityLevel: (level) => ({ passes: options.passes ?? QUALITY_LEVELS[level].passes, timeouts: smtpTimeouts(options, level) }),
     passDelayMs: options.passDelayMs ?? 5 * 60_000,
     suggester,
-    classify:
-      classifications === undefined
-        ? classificationOf
-        : (status: StatusCode): string => classifications[status] ?? classificationOf(status),
+    classify: classifierOf(options.classifications),
     transient: TRANSIENT_STATUSES,
     closing: () => closing,
   };

@@ -1,0 +1,33 @@
+/** What the CLI's main thread and its offline workers (worker.ts, pool.ts) send each other. */
+import type { OfflineOptions } from '../../engine/offline.js';
+import type { BatchInput } from '../../engine/verifier.js';
+import type { CsvFormulas } from '../csv.js';
+
+/** The worker's settings, as workerData. */
+export interface OfflineWorkerData {
+  readonly engine: OfflineOptions;
+  readonly output: 'jsonl' | 'csv';
+  readonly csvFormulas: CsvFormulas;
+}
+
+/**
+ * A chunk of inputs, the first one's index `start`: plain lines joined by line breaks (lines of text never hold one,
+ * and one string crosses threads faster than many), or the inputs themselves.
+ */
+export type ChunkMessage =
+  | { readonly seq: number; readonly start: number; readonly lines: string }
+  | { readonly seq: number; readonly start: number; readonly items: readonly BatchInput[] };
+
+/** The memory of a result's bytes, written: the worker encodes a later chunk into it. */
+export interface SpareMessage {
+  readonly spare: ArrayBuffer;
+}
+
+/** The chunk's results, encoded, and their counts by classification and by status. */
+export interface ResultMessage {
+  readonly seq: number;
+  readonly bytes: Uint8Array;
+  readonly count: number;
+  readonly classifications: [string, number][];
+  readonly statuses: [string, number][];
+}
