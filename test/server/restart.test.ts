@@ -19,10 +19,12 @@ beforeAll(async () => {
   lab = await startMailLab({
     engine: 'raw',
     servers: {
-      // Most addresses answered at once; three held by a server that answers each RCPT after 3 s (the replies to
-      // pipelined RCPTs may come together), so the job can be killed with most of its results written and a few out.
+      // Most addresses answered at once; three held by a server that answers the RCPT of alice after 10 s (those
+      // pipelined behind it wait their turn), so the job can be killed with most of its results written and a few
+      // out. 10 s, not less: on a loaded machine the 24 quick answers have taken over 3 s (hence --quality High,
+      // whose command timeout is 50 s).
       quick: { mailboxes: ['alice', 'bob'] },
-      held: { mailboxes: ['alice', 'bob'], delayMs: { rcpt: 3000 } },
+      held: { mailboxes: ['alice', 'bob'], delayMs: { 'rcpt:alice': 10_000 } },
     },
     domains: {
       ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`d${i}-restart.com`, ['quick']])),
@@ -44,6 +46,7 @@ function start(dataDir: string, flags: string[] = []): Promise<ServeProcess> {
       '--data-dir', dataDir, '--log-level', 'silent',
       '--dns-server', lab.dnsAddress, '--smtp-port', String(lab.port), '--allow-private-addresses',
       '--helo-name', 'probe.mailverify-lab.com', '--mail-from', 'bounce@mailverify-lab.com', '--max-connections', '1',
+      '--quality', 'High',
       ...flags,
     ],
     { MAILVERIFY_ROOT_PASSWORD: PASSWORD },
@@ -58,7 +61,8 @@ async function json(url: string, init: RequestInit = {}): Promise<any> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('mailverify serve', () => {
-  it('survives SIGKILL mid-job: after a restart the job completes, every entry answered exactly once', async () => {
+  // The held answer takes 10 s in each life of the server: more time than the suite's default 30 s on a loaded machine.
+  it('survives SIGKILL mid-job: after a restart the job completes, every entry answered exactly once', { timeout: 90_000 }, async () => {
     const dataDir = join(dir, 'killed');
     const addresses = [
       ...Array.from({ length: 24 }, (_, i) => `${['alice', 'bob', 'nobody'][i % 3]}${i >= 3 ? i : ''}@d${i % 6}-restart.com`),
@@ -76,6 +80,8 @@ describe('mailverify serve', () => {
     // Wait until some results are out, and past the time within which a result is written (200 ms), then kill.
     for (;;) {
       const overview = await json(`${first.origin}/v2.7/email-validations/${id}/overview`);
+      // Completed before the kill would leave nothing to test: the held answers must still be out.
+      expect(overview.body.status).toBe('InProgress');
       if (overview.body.progress.percentage >= 24 / 27) break;
       await sleep(50);
     }
@@ -111,7 +117,7 @@ describe('mailverify serve', () => {
     }
   });
 
-  it('SIGTERM mid-job: stops within 10 s, exit 0, and the job goes on at the next start', async () => {
+  it('SIGTERM mid-job: stops within 10 s, exit 0, and the job goes on at the next start', { timeout: 90_000 }, async () => {
     const dataDir = join(dir, 'terminated');
     const first = await start(dataDir);
     const submitted = await json(`${first.origin}/v2.7/email-validations`, {
