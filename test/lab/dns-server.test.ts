@@ -364,6 +364,21 @@ describe('on the wire', () => {
     expect(edns.additionals?.map((a) => a.type)).toEqual(['OPT']);
   });
 
+  it('exchangeCount: a datagram sent again with the same id from the same port counts once; queryCount counts each', async () => {
+    const [queriesBefore, exchangesBefore] = [lab.queryCount('resent.test'), lab.exchangeCount('resent.test')];
+    const socket = createSocket('udp4');
+    try {
+      let answered = 0;
+      const threeAnswers = new Promise<void>((resolve) => socket.on('message', () => ++answered === 3 && resolve()));
+      for (const id of [77, 77, 78]) socket.send(query('resent.test', 'A', id), lab.port, lab.host);
+      await threeAnswers;
+    } finally {
+      socket.close();
+    }
+    expect(lab.queryCount('resent.test') - queriesBefore).toBe(3);
+    expect(lab.exchangeCount('resent.test') - exchangesBefore).toBe(2);
+  });
+
   it('TCP: several queries on one connection, split across chunks anyhow', async () => {
     const first = frame(query('big.test', 'MX', 11));
     const second = frame(query('host.test', 'AAAA', 12));

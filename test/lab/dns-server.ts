@@ -53,6 +53,11 @@ export interface LabDnsServer {
   /** Every query received, in order (name lower-cased, without trailing dot), with its id and the client's port. */
   readonly queries: LoggedQuery[];
   queryCount(name?: string, type?: string): number;
+  /**
+   * Like queryCount, but a retransmission (the same id from the same port, for the same question) is not counted
+   * again: the queries a resolver made, whatever a loaded machine made it send twice.
+   */
+  exchangeCount(name?: string, type?: string): number;
   /** Replace the data while running (also resets the servfailTimes and dropUdp counters). */
   setZones(zones: Zones): void;
   /** Closes both sockets, every TCP connection and every pending delayed answer. */
@@ -203,11 +208,19 @@ class DnsLab implements LabDnsServer {
   }
 
   queryCount(name?: string, type?: string): number {
+    return this.queriesFor(name, type).length;
+  }
+
+  exchangeCount(name?: string, type?: string): number {
+    return new Set(this.queriesFor(name, type).map((q) => `${q.transport}/${q.clientPort}/${q.id}/${q.name}/${q.type}`)).size;
+  }
+
+  private queriesFor(name: string | undefined, type: string | undefined): LoggedQuery[] {
     const wantedName = name === undefined ? undefined : normalizeName(name);
     const wantedType = type?.toUpperCase();
     return this.queries.filter(
       (q) => (wantedName === undefined || q.name === wantedName) && (wantedType === undefined || q.type === wantedType),
-    ).length;
+    );
   }
 
   setZones(zones: Zones): void {
