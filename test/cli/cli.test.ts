@@ -457,7 +457,7 @@ describe('mailverify check --checks dns', () => {
     expect(entries[0]).toMatchObject({ isRoleAccount: true, isFreeEmailAddress: false });
     expect(entries[1]).toMatchObject({ duplicateOf: 0 });
     expect(entries[4]).toMatchObject({ suggestions: ['x@outlook.com'] });
-    expect(lab.queryCount('mailhost.com', 'MX')).toBe(1);
+    expect(lab.exchangeCount('mailhost.com', 'MX')).toBe(1);
   });
 
   it('finishes the addresses read before an input error, then reports it', async () => {

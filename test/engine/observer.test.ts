@@ -64,7 +64,7 @@ describe('the observer', () => {
     expect([...events.verdict].sort(byStatus)).toEqual(entries.map((e) => ({ status: e.status, classification: e.classification })).sort(byStatus));
 
     // One event per query the lab's DNS server received, naming the server asked.
-    expect(events.dnsQuery).toHaveLength(lab.dns.queryCount());
+    expect(events.dnsQuery).toHaveLength(lab.dns.exchangeCount());
     expect(events.dnsQuery.filter((e) => e.type === 'MX').map((e) => e.name).sort()).toEqual(['failover-lab.com', 'strict-lab.com']);
     expect(events.dnsQuery.find((e) => e.name === 'strict-lab.com')).toMatchObject({ type: 'MX', outcome: 'answer', servers: [lab.dnsAddress] });
     expect(events.dnsQuery.find((e) => e.type === 'AAAA')).toMatchObject({ outcome: 'nodata', code: 'ENODATA' });

@@ -170,11 +170,11 @@ describe('GET /metrics', () => {
     expect(total(samples, 'mailverify_job_entries', { state: 'pending' })).toBe(0);
 
     // Every query the lab's DNS server received, by type; each got an answer but the AAAA ones (NODATA).
-    expect(total(samples, 'mailverify_dns_queries_total', { type: 'MX', outcome: 'answer' })).toBe(lab.dns.queryCount(undefined, 'MX'));
-    expect(total(samples, 'mailverify_dns_queries_total', { type: 'A', outcome: 'answer' })).toBe(lab.dns.queryCount(undefined, 'A'));
-    expect(total(samples, 'mailverify_dns_queries_total', { type: 'AAAA', outcome: 'nodata' })).toBe(lab.dns.queryCount(undefined, 'AAAA'));
-    expect(total(samples, 'mailverify_dns_queries_total')).toBe(lab.dns.queryCount());
-    expect(total(samples, 'mailverify_dns_query_duration_seconds_count')).toBe(lab.dns.queryCount());
+    expect(total(samples, 'mailverify_dns_queries_total', { type: 'MX', outcome: 'answer' })).toBe(lab.dns.exchangeCount(undefined, 'MX'));
+    expect(total(samples, 'mailverify_dns_queries_total', { type: 'A', outcome: 'answer' })).toBe(lab.dns.exchangeCount(undefined, 'A'));
+    expect(total(samples, 'mailverify_dns_queries_total', { type: 'AAAA', outcome: 'nodata' })).toBe(lab.dns.exchangeCount(undefined, 'AAAA'));
+    expect(total(samples, 'mailverify_dns_queries_total')).toBe(lab.dns.exchangeCount());
+    expect(total(samples, 'mailverify_dns_query_duration_seconds_count')).toBe(lab.dns.exchangeCount());
 
     // The exchanger is labelled by its registrable domain; every connection the lab accepted is a session opened.
     const exchanger = { exchanger: 'lab.test' };
