@@ -1,0 +1,207 @@
+// The real `mailverify serve` with its data folder on a small tmpfs that a ballast file fills while jobs run: their
+// results wait and are written once the ballast is gone, and the jobs complete without a restart, every entry
+// stored exactly once. While the disk is full, submissions get 507 and a DELETE 503 (problem documents with
+// Retry-After, nothing changed), /ready says the store cannot be written, and the log says so once (a warning),
+// then once that writes succeed again (info).
+//
+// Mounting a tmpfs needs root (CI runs the tests as root). Where it cannot be mounted, the test fails and says why.
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMailLab, type MailLab } from '../lab/mail-lab.js';
+import { startServe, type ServeProcess } from '../lab/serve-process.js';
+
+const PASSWORD = 'disk-full-test-password';
+const headers = { authorization: `Basic ${Buffer.from(`root:${PASSWORD}`).toString('base64')}`, 'content-type': 'application/json' };
+const JOBS = 6;
+const ENTRIES = 30;
+const DOMAINS = 5;
+
+let lab: MailLab;
+let dir: string;
+let mountPoint: string;
+let mounted = false;
+let server: ServeProcess | undefined;
+
+beforeAll(async () => {
+  // Every DNS answer comes after 1.5 s: the jobs are created, then the disk is filled, then their results come.
+  lab = await startMailLab({
+    engine: 'raw',
+    dnsDelayMs: 1500,
+    servers: { quick: { mailboxes: ['alice'] } },
+    domains: Object.fromEntries(Array.from({ length: DOMAINS }, (_, i) => [`d${i}-full.com`, ['quick']])),
+  });
+  dir = mkdtempSync(join(tmpdir(), 'mailverify-disk-full-'));
+  mountPoint = join(dir, 'data');
+  mkdirSync(mountPoint);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8M,mode=0700', 'tmpfs', mountPoint], { stdio: 'pipe' });
+  } catch (error) {
+    const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim();
+    throw new Error(`this test needs a size-limited tmpfs (run it as root): mount -t tmpfs failed: ${stderr || String(error)}`);
+  }
+  mounted = true;
+});
+
+afterAll(async () => {
+  if (server !== undefined && server.child.exitCode === null) await server.stop();
+  await lab?.close();
+  if (mounted) execFileSync('umount', [mountPoint]);
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Writes `path` until the file system has no room left (ENOSPC), in large then page-sized pieces. */
+function fillDisk(path: string): void {
+  const fd = openSync(path, 'w');
+  try {
+    for (const size of [1 << 20, 4096, 512]) {
+      const chunk = Buffer.alloc(size, 0x55);
+      try {
+        for (;;) writeSync(fd, chunk);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * What the database holds about the jobs, read in a child process: a connection of this process could keep the file
+ * system busy past its close, and the tmpfs could not be unmounted.
+ */
+function databaseFacts(file: string, ids: readonly string[]): {
+  jobs: Array<{ status: string; completed: number; results: number }>;
+  unfinished: number;
+  integrity: string;
+} {
+  const script = `
+    const Database = require('libsql');
+    const [file, ...ids] = process.argv.slice(1);
+    const db = new Database(file);
+    const jobs = ids.map((id) => {
+      const job = db.prepare('SELECT sequence, status, no_of_completed FROM jobs WHERE id = ?').get([id]);
+      const { n } = db.prepare('SELECT COUNT(*) AS n FROM entries WHERE job = ? AND result IS NOT NULL').get([job.sequence]);
+      return { status: job.status, completed: job.no_of_completed, results: n };
+    });
+    const { n: unfinished } = db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE status NOT IN ('Completed', 'Deleted')").get();
+    const [{ integrity_check: integrity }] = db.pragma('integrity_check');
+    db.close();
+    process.stdout.write(JSON.stringify({ jobs, unfinished, integrity }));`;
+  return JSON.parse(execFileSync(process.execPath, ['-e', script, file, ...ids], { encoding: 'utf8' }));
+}
+
+/** The JSON log lines the server wrote on standard error. */
+function logLines(serve: ServeProcess): Array<{ level: number; msg: string }> {
+  return serve
+    .stderr()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: number; msg: string });
+}
+
+/** Resolves once the server's log has a line matching `pattern`; fails, with the log's end, if none comes in 20 s. */
+async function logged(serve: ServeProcess, pattern: RegExp): Promise<void> {
+  for (const giveUp = Date.now() + 20_000; !logLines(serve).some((line) => pattern.test(line.msg)); ) {
+    if (Date.now() > giveUp) throw new Error(`the log never said ${pattern}; it ends with:\n${serve.stderr().slice(-2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function expectProblem(response: Response, status: number): Promise<any> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const problem: any = await response.json();
+  expect(problem).toMatchObject({ status, type: '/problems/insufficient-storage' });
+  return problem;
+}
+
+const FULL_WARNING = /the disk holding the data is full/;
+const WRITABLE_AGAIN = /the data can be written again/;
+
+describe('mailverify serve on a full disk', () => {
+  it('keeps the results of running jobs until the disk has room, then completes them without a restart', async () => {
+    server = await startServe(
+      [
+        '--data-dir', mountPoint, '--log-level', 'info', '--checks', 'dns',
+        '--dns-server', lab.dnsAddress, '--allow-private-addresses',
+      ],
+      { MAILVERIFY_ROOT_PASSWORD: PASSWORD },
+    );
+    const { origin } = server;
+    const addresses = (job: number) => Array.from({ length: ENTRIES }, (_, i) => `alice${job}x${i}@d${i % DOMAINS}-full.com`);
+    const ids: string[] = [];
+    for (let job = 0; job < JOBS; job++) {
+      const submitted = await fetch(`${origin}/v2.7/email-validations`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ entries: addresses(job).map((inputData, i) => ({ inputData, custom: `#${i}` })) }),
+      });
+      expect(submitted.status).toBe(202);
+      ids.push(((await submitted.json()) as any).overview.id);
+    }
+    expect((await fetch(`${origin}/ready`)).status).toBe(200);
+
+    const ballast = join(mountPoint, 'ballast');
+    fillDisk(ballast);
+    // The results come, and their writes are refused: said once in the log, as a warning.
+    await logged(server, FULL_WARNING);
+
+    // While the disk is full: a submission is refused with 507 and Retry-After, nothing of it stored.
+    const refused = await fetch(`${origin}/v2.7/email-validations`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ entries: [{ inputData: 'alice@d0-full.com' }] }),
+    });
+    await expectProblem(refused, 507);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // A DELETE that cannot be stored: 503 with Retry-After, and the job is as it was.
+    const notDeleted = await fetch(`${origin}/v2.7/email-validations/${ids[0]}`, { method: 'DELETE', headers });
+    await expectProblem(notDeleted, 503);
+    expect(Number(notDeleted.headers.get('retry-after'))).toBeGreaterThan(0);
+    const stillThere = await fetch(`${origin}/v2.7/email-validations/${ids[0]}/overview`, { headers });
+    expect(stillThere.status).toBe(202);
+    expect(((await stillThere.json()) as any).status).toBe('InProgress');
+    // Readiness says the store cannot be written; liveness stays (a restart would not make room).
+    await expectProblem(await fetch(`${origin}/ready`), 503);
+    expect((await fetch(`${origin}/health`)).status).toBe(200);
+    // The jobs wait: none has completed.
+    for (const id of ids) {
+      const overview = await fetch(`${origin}/v2.7/email-validations/${id}/overview`, { headers });
+      expect(overview.status).toBe(202);
+    }
+
+    // Room again: the same process completes every job.
+    unlinkSync(ballast);
+    for (const id of ids) {
+      const done = await fetch(`${origin}/v2.7/email-validations/${id}?waitTime=30000`, { headers });
+      expect(done.status).toBe(200);
+      const body: any = await done.json();
+      expect(body.overview).toMatchObject({ status: 'Completed', noOfEntries: ENTRIES });
+      expect(body.entries.data.map((entry: any) => entry.index)).toEqual([...Array(ENTRIES).keys()]);
+      expect(body.entries.data.map((entry: any) => entry.custom)).toEqual(addresses(0).map((_, i) => `#${i}`));
+    }
+    expect(server.child.exitCode).toBeNull();
+    expect((await fetch(`${origin}/ready`)).status).toBe(200);
+    await logged(server, WRITABLE_AGAIN);
+    const lines = logLines(server);
+    expect(lines.filter((line) => FULL_WARNING.test(line.msg) && line.level === 40)).toHaveLength(1);
+    expect(lines.filter((line) => WRITABLE_AGAIN.test(line.msg) && line.level === 30).length).toBeGreaterThanOrEqual(1);
+    // No job failed, nothing answered 500.
+    expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+
+    // The deletion refused earlier is accepted now.
+    expect((await fetch(`${origin}/v2.7/email-validations/${ids[0]}`, { method: 'DELETE', headers })).status).toBe(200);
+    expect((await fetch(`${origin}/v2.7/email-validations/${ids[0]}`, { headers })).status).toBe(410);
+    expect(await server.stop()).toBe(0);
+
+    // In the database: each entry of the remaining jobs has one result, counted once; the file is whole.
+    const stored = databaseFacts(join(mountPoint, 'mailverify.db'), ids.slice(1));
+    expect(stored.jobs).toEqual(ids.slice(1).map(() => ({ status: 'Completed', completed: ENTRIES, results: ENTRIES })));
+    expect(stored.unfinished).toBe(0);
+    expect(stored.integrity).toBe('ok');
+  }, 60_000);
+});
