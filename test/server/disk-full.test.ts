@@ -26,10 +26,10 @@ let mounted = false;
 let server: ServeProcess | undefined;
 
 beforeAll(async () => {
-  // Every DNS answer comes after 1.5 s: the jobs are created, then the disk is filled, then their results come.
+  // Every DNS answer comes after 1 s: the jobs are created, then the disk is filled, then their results come.
   lab = await startMailLab({
     engine: 'raw',
-    dnsDelayMs: 1500,
+    dnsDelayMs: 1000,
     servers: { quick: { mailboxes: ['alice'] } },
     domains: Object.fromEntries(Array.from({ length: DOMAINS }, (_, i) => [`d${i}-full.com`, ['quick']])),
   });
@@ -124,9 +124,10 @@ const WRITABLE_AGAIN = /the data can be written again/;
 
 describe('mailverify serve on a full disk', () => {
   it('keeps the results of running jobs until the disk has room, then completes them without a restart', async () => {
+    const dataDir = join(mountPoint, 'running');
     server = await startServe(
       [
-        '--data-dir', mountPoint, '--log-level', 'info', '--checks', 'dns',
+        '--data-dir', dataDir, '--log-level', 'info', '--checks', 'dns',
         '--dns-server', lab.dnsAddress, '--allow-private-addresses',
       ],
       { MAILVERIFY_ROOT_PASSWORD: PASSWORD },
@@ -199,9 +200,46 @@ describe('mailverify serve on a full disk', () => {
     expect(await server.stop()).toBe(0);
 
     // In the database: each entry of the remaining jobs has one result, counted once; the file is whole.
-    const stored = databaseFacts(join(mountPoint, 'mailverify.db'), ids.slice(1));
+    const stored = databaseFacts(join(dataDir, 'mailverify.db'), ids.slice(1));
     expect(stored.jobs).toEqual(ids.slice(1).map(() => ({ status: 'Completed', completed: ENTRIES, results: ENTRIES })));
     expect(stored.unfinished).toBe(0);
     expect(stored.integrity).toBe('ok');
+  }, 60_000);
+
+  it('stops on SIGTERM while the disk is full (exit 0); the job completes at the next start, each entry once', async () => {
+    const dataDir = join(mountPoint, 'stopped');
+    const start = () =>
+      startServe(
+        ['--data-dir', dataDir, '--log-level', 'info', '--checks', 'dns', '--dns-server', lab.dnsAddress, '--allow-private-addresses'],
+        { MAILVERIFY_ROOT_PASSWORD: PASSWORD },
+      );
+    const first = await start();
+    server = first;
+    const inputs = Array.from({ length: ENTRIES }, (_, i) => `bob${i}@d${i % DOMAINS}-full.com`);
+    const submitted = await fetch(`${first.origin}/v2.7/email-validations`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ entries: inputs.map((inputData) => ({ inputData })) }),
+    });
+    expect(submitted.status).toBe(202);
+    const id: string = ((await submitted.json()) as any).overview.id;
+    const ballast = join(mountPoint, 'ballast');
+    fillDisk(ballast);
+    await logged(first, FULL_WARNING);
+    // Exit code 0: it stopped by itself, its results not written dropped as a kill would drop them.
+    expect(await first.stop()).toBe(0);
+    expect(logLines(first).filter((line) => line.level >= 50)).toEqual([]);
+
+    unlinkSync(ballast);
+    const second = await start();
+    server = second;
+    const done = await fetch(`${second.origin}/v2.7/email-validations/${id}?waitTime=30000`, { headers });
+    expect(done.status).toBe(200);
+    const body: any = await done.json();
+    expect(body.overview).toMatchObject({ status: 'Completed', noOfEntries: ENTRIES });
+    expect(body.entries.data.map((entry: any) => entry.inputData)).toEqual(inputs);
+    expect(await second.stop()).toBe(0);
+    const stored = databaseFacts(join(dataDir, 'mailverify.db'), [id]);
+    expect(stored).toEqual({ jobs: [{ status: 'Completed', completed: ENTRIES, results: ENTRIES }], unfinished: 0, integrity: 'ok' });
   }, 60_000);
 });
