@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { startServe, type ServeProcess } from '../lab/serve-process.js';
 
@@ -46,10 +46,15 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (server !== undefined && server.child.exitCode === null) await server.stop();
   await lab?.close();
   if (mounted) execFileSync('umount', [mountPoint]);
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+// A test that failed with the disk full leaves no server and room for the next one.
+afterEach(async () => {
+  if (server !== undefined && server.child.exitCode === null) await server.stop();
+  if (mounted) rmSync(join(mountPoint, 'ballast'), { force: true });
 });
 
 /** Writes `path` until the file system has no room left (ENOSPC), in large then page-sized pieces. */
@@ -159,6 +164,12 @@ describe('mailverify serve on a full disk', () => {
     });
     await expectProblem(refused, 507);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    const refusedLegacy = await fetch(`${origin}/v1.4/email-validations`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ entries: [{ inputData: 'alice@d0-full.com' }] }),
+    });
+    await expectProblem(refusedLegacy, 507);
     // A DELETE that cannot be stored: 503 with Retry-After, and the job is as it was.
     const notDeleted = await fetch(`${origin}/v2.7/email-validations/${ids[0]}`, { method: 'DELETE', headers });
     await expectProblem(notDeleted, 503);
@@ -194,6 +205,9 @@ describe('mailverify serve on a full disk', () => {
     // No job failed, nothing answered 500.
     expect(lines.filter((line) => line.level >= 50)).toEqual([]);
 
+    // Only the jobs submitted before the disk filled exist.
+    const listed = await fetch(`${origin}/v2.7/email-validations?limit=100`, { headers });
+    expect(((await listed.json()) as any).data.map((job: any) => job.id).sort()).toEqual([...ids].sort());
     // The deletion refused earlier is accepted now.
     expect((await fetch(`${origin}/v2.7/email-validations/${ids[0]}`, { method: 'DELETE', headers })).status).toBe(200);
     expect((await fetch(`${origin}/v2.7/email-validations/${ids[0]}`, { headers })).status).toBe(410);
