@@ -3,14 +3,14 @@
 // can be written again; what a refused write left to do (a creation cut short) is finished when space comes back.
 //
 // Mounting a tmpfs needs root (CI runs the tests as root). Where it cannot be mounted, the tests fail and say why.
-import { execFileSync } from 'node:child_process';
-import { closeSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../src/engine/entry.js';
 import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
 import { StorageFullError, type JobStore } from '../../src/jobs/types.js';
+import { fillDisk, mountTmpfs, readDatabase, unmountTmpfs } from '../lab/full-disk.js';
 import { newJob } from './new-job.js';
 
 let dir: string;
@@ -20,57 +20,23 @@ let mounted = false;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'mailverify-store-full-'));
   mountPoint = join(dir, 'data');
-  mkdirSync(mountPoint);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8M,mode=0700', 'tmpfs', mountPoint], { stdio: 'pipe' });
-  } catch (error) {
-    const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim();
-    throw new Error(`these tests need a size-limited tmpfs (run them as root): mount -t tmpfs failed: ${stderr || String(error)}`);
-  }
+  mountTmpfs(mountPoint, '8M');
   mounted = true;
 });
 
 afterAll(() => {
-  if (mounted) {
-    try {
-      execFileSync('umount', [mountPoint], { stdio: 'pipe' });
-    } catch {
-      // A closed SQLite connection of this process may hold its files until collected: detached now, freed then.
-      execFileSync('umount', ['-l', mountPoint]);
-    }
-  }
+  if (mounted) unmountTmpfs(mountPoint);
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Fills the file system with `path`, then frees `leaveBytes` of it (0: none left). */
-function fillDisk(path: string, leaveBytes = 0): void {
-  const fd = openSync(path, 'w');
-  let size = 0;
-  try {
-    for (const chunkSize of [1 << 20, 4096, 512]) {
-      const chunk = Buffer.alloc(chunkSize, 0x55);
-      try {
-        for (;;) size += writeSync(fd, chunk);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-      }
-    }
-    if (leaveBytes > 0) ftruncateSync(fd, Math.max(0, size - leaveBytes));
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Counts of rows in the database file, read in a child process (no connection of this process keeps the file). */
+/** Counts of rows in the database file (read in a child process). */
 function rowCounts(file: string): { jobs: number; entries: number; integrity: string } {
-  const script = `
-    const Database = require('libsql');
-    const db = new Database(process.argv[1]);
-    const count = (table) => db.prepare('SELECT COUNT(*) AS n FROM ' + table).get().n;
+  return readDatabase(
+    file,
+    `const count = (table) => db.prepare('SELECT COUNT(*) AS n FROM ' + table).get().n;
     const [{ integrity_check: integrity }] = db.pragma('integrity_check');
-    process.stdout.write(JSON.stringify({ jobs: count('jobs'), entries: count('entries'), integrity }));
-    db.close();`;
-  return JSON.parse(execFileSync(process.execPath, ['-e', script, file], { encoding: 'utf8' }));
+    answer({ jobs: count('jobs'), entries: count('entries'), integrity });`,
+  );
 }
 
 function result(index: number, inputData: string): Entry {

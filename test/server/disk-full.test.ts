@@ -4,12 +4,12 @@
 // Retry-After, nothing changed), /ready says the store cannot be written, and the log says so once (a warning),
 // then once that writes succeed again (info).
 //
-// Mounting a tmpfs needs root (CI runs the tests as root). Where it cannot be mounted, the test fails and says why.
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+// Mounting a tmpfs needs root (CI runs the tests as root). Where it cannot be mounted, the tests fail and say why.
+import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fillDisk, mountTmpfs, readDatabase, unmountTmpfs } from '../lab/full-disk.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { startServe, type ServeProcess } from '../lab/serve-process.js';
 
@@ -35,19 +35,13 @@ beforeAll(async () => {
   });
   dir = mkdtempSync(join(tmpdir(), 'mailverify-disk-full-'));
   mountPoint = join(dir, 'data');
-  mkdirSync(mountPoint);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8M,mode=0700', 'tmpfs', mountPoint], { stdio: 'pipe' });
-  } catch (error) {
-    const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim();
-    throw new Error(`this test needs a size-limited tmpfs (run it as root): mount -t tmpfs failed: ${stderr || String(error)}`);
-  }
+  mountTmpfs(mountPoint, '8M');
   mounted = true;
 });
 
 afterAll(async () => {
   await lab?.close();
-  if (mounted) execFileSync('umount', [mountPoint]);
+  if (mounted) unmountTmpfs(mountPoint);
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -57,46 +51,24 @@ afterEach(async () => {
   if (mounted) rmSync(join(mountPoint, 'ballast'), { force: true });
 });
 
-/** Writes `path` until the file system has no room left (ENOSPC), in large then page-sized pieces. */
-function fillDisk(path: string): void {
-  const fd = openSync(path, 'w');
-  try {
-    for (const size of [1 << 20, 4096, 512]) {
-      const chunk = Buffer.alloc(size, 0x55);
-      try {
-        for (;;) writeSync(fd, chunk);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * What the database holds about the jobs, read in a child process: a connection of this process could keep the file
- * system busy past its close, and the tmpfs could not be unmounted.
- */
+/** What the database holds about the jobs (read in a child process). */
 function databaseFacts(file: string, ids: readonly string[]): {
   jobs: Array<{ status: string; completed: number; results: number }>;
   unfinished: number;
   integrity: string;
 } {
-  const script = `
-    const Database = require('libsql');
-    const [file, ...ids] = process.argv.slice(1);
-    const db = new Database(file);
-    const jobs = ids.map((id) => {
+  return readDatabase(
+    file,
+    `const jobs = args.map((id) => {
       const job = db.prepare('SELECT sequence, status, no_of_completed FROM jobs WHERE id = ?').get([id]);
       const { n } = db.prepare('SELECT COUNT(*) AS n FROM entries WHERE job = ? AND result IS NOT NULL').get([job.sequence]);
       return { status: job.status, completed: job.no_of_completed, results: n };
     });
     const { n: unfinished } = db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE status NOT IN ('Completed', 'Deleted')").get();
     const [{ integrity_check: integrity }] = db.pragma('integrity_check');
-    db.close();
-    process.stdout.write(JSON.stringify({ jobs, unfinished, integrity }));`;
-  return JSON.parse(execFileSync(process.execPath, ['-e', script, file, ...ids], { encoding: 'utf8' }));
+    answer({ jobs, unfinished, integrity });`,
+    ids,
+  );
 }
 
 /** The JSON log lines the server wrote on standard error. */
