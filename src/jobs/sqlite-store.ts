@@ -295,7 +295,8 @@ export class SqliteJobStore implements JobStore {
       try {
         if (!this.#closed) this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([sequence]));
       } catch {
-        // The disk is full: the job stays Creating (never seen), removed once a write succeeds or at the next opening.
+        // Refused too (a full disk): the job stays Creating (never seen), removed once a write succeeds or at the next
+        // opening.
         this.#leftovers.add(sequence);
       }
       throw error;

@@ -147,7 +147,8 @@ export class StorageFullError extends Error {
 
 /**
  * Where jobs live. Every method may be asynchronous (a PostgreSQL store will be); the SQLite store answers at once.
- * Methods never see HTTP; ids are checked by the caller.
+ * Methods never see HTTP; ids are checked by the caller. A write refused for a full disk rejects with
+ * StorageFullError and changes nothing: the runner tries it again, the server answers 507 (503 to a DELETE).
  */
 export interface JobStore {
   /**

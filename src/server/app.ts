@@ -138,8 +138,11 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     store,
     defaultRetentionMs,
     ...(options.clock !== undefined && { clock: options.clock }),
-    // A full disk is said once by the store; the next round tries again.
-    onError: (error) => (error instanceof StorageFullError ? app.log.debug : app.log.error).call(app.log, { err: error }, 'mailverify: retention purge failed'),
+    onError: (error) => {
+      // A full disk is said once by the store; the next round tries again.
+      if (error instanceof StorageFullError) app.log.debug({ err: error }, 'mailverify: retention purge refused: the disk is full');
+      else app.log.error({ err: error }, 'mailverify: retention purge failed');
+    },
   });
   const jobs = await Jobs.open({
     store,

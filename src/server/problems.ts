@@ -61,7 +61,7 @@ export function invalidField(path: string, problem: string): ProblemError {
 }
 
 /** Seconds a client is asked to wait before trying again a request refused for a full disk. */
-export const FULL_DISK_RETRY_AFTER_S = 10;
+const FULL_DISK_RETRY_AFTER_S = 10;
 
 /**
  * The answer to a request the store refused for a full disk: 507 (RFC 4918 §11.5: the server cannot store what the
