@@ -26,10 +26,10 @@ let mounted = false;
 let server: ServeProcess | undefined;
 
 beforeAll(async () => {
-  // Every DNS answer comes after 1 s: the jobs are created, then the disk is filled, then their results come.
+  // Every DNS answer comes after 2 s: the jobs are created, then the disk is filled, then their results come.
   lab = await startMailLab({
     engine: 'raw',
-    dnsDelayMs: 1000,
+    dnsDelayMs: 2000,
     servers: { quick: { mailboxes: ['alice'] } },
     domains: Object.fromEntries(Array.from({ length: DOMAINS }, (_, i) => [`d${i}-full.com`, ['quick']])),
   });
@@ -110,6 +110,7 @@ describe('mailverify serve on a full disk', () => {
       { MAILVERIFY_ROOT_PASSWORD: PASSWORD },
     );
     const { origin } = server;
+    expect((await fetch(`${origin}/ready`)).status).toBe(200);
     const addresses = (job: number) => Array.from({ length: ENTRIES }, (_, i) => `alice${job}x${i}@d${i % DOMAINS}-full.com`);
     const ids: string[] = [];
     for (let job = 0; job < JOBS; job++) {
@@ -121,7 +122,6 @@ describe('mailverify serve on a full disk', () => {
       expect(submitted.status).toBe(202);
       ids.push(((await submitted.json()) as any).overview.id);
     }
-    expect((await fetch(`${origin}/ready`)).status).toBe(200);
 
     const ballast = join(mountPoint, 'ballast');
     fillDisk(ballast);
