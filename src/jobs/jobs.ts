@@ -6,7 +6,12 @@
  * Durability: results are written in batched transactions at least every `flushIntervalMs` (default 200 ms). After
  * a crash, a job still InProgress is run again over its inputs without a result; the store keeps the first result of
  * an entry, so every entry is answered exactly once.
+ *
+ * A full disk: a write the store refuses with StorageFullError is tried again, after 100 ms and then twice as long
+ * each time up to 5 s, until it succeeds; meanwhile the job takes no more results from its batch (memory stays
+ * bounded by the batch's window) and goes on by itself once the disk has room, without a restart.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Entry } from '../engine/entry.js';
 import { SETTLED, type SettledInput } from '../engine/batch.js';
 import { QUALITIES, type Quality } from '../engine/quality.js';
@@ -14,7 +19,11 @@ import type { Verifier } from '../engine/verifier.js';
 import { completionEvent } from './callbacks.js';
 import { isoTime, realClock, type Clock } from './clock.js';
 import { entryPages } from './pages.js';
-import type { JobInput, JobRecord, JobStore, NewJob, PendingInput } from './types.js';
+import { StorageFullError, type JobInput, type JobRecord, type JobStore, type NewJob, type PendingInput } from './types.js';
+
+/** The first wait before a write refused for a full disk is tried again; each wait doubles, up to the second. */
+const FULL_DISK_FIRST_RETRY_MS = 100;
+const FULL_DISK_LAST_RETRY_MS = 5_000;
 
 export interface JobsOptions {
   readonly store: JobStore;
@@ -95,15 +104,23 @@ export class Jobs {
 
   /**
    * Ends a job as Deleted (a running one is stopped first; results not yet written are dropped with the rest).
-   * Returns the tombstone, or null for an unknown id. A job already ended is returned as it is.
+   * Returns the tombstone, or null for an unknown id. A job already ended is returned as it is. When the store
+   * refuses the tombstone (a full disk: StorageFullError), the job is as it was, and a running one goes on.
    */
   async delete(id: string): Promise<JobRecord | null> {
+    const { store } = this.options;
     const run = this.runs.get(id);
     if (run !== undefined) await run.stop();
-    const job = await this.options.store.getJob(id);
+    const job = await store.getJob(id);
     if (job === null || job.status === 'Deleted' || job.status === 'Expired') return job;
-    await this.options.store.endJob(id, 'Deleted', isoTime(this.clock));
-    return this.options.store.getJob(id);
+    try {
+      await store.endJob(id, 'Deleted', isoTime(this.clock));
+    } catch (error) {
+      const current = await store.getJob(id);
+      if (run !== undefined && !this.closing && current?.status === 'InProgress') this.start(current);
+      throw error;
+    }
+    return store.getJob(id);
   }
 
   /**
@@ -140,6 +157,8 @@ class JobRun {
   private writing: Promise<void> = Promise.resolve();
   /** The first write that failed: nothing more is written, and the job is run again at the next start. */
   private writeError: { error: unknown } | null = null;
+  /** A write waits for room on a full disk: the batch is not read on meanwhile. */
+  private waitingForDisk = false;
   private timer: NodeJS.Timeout | null = null;
   private completed: number;
   private estimatedTimeRemainingMs: number | undefined;
@@ -168,6 +187,25 @@ class JobRun {
     await this.finished;
   }
 
+  /**
+   * Runs a write of the store; one refused for a full disk is tried again with growing waits until it succeeds, or
+   * until the job stops (then the refusal is thrown).
+   */
+  private async whileDiskFull<T>(write: () => Promise<T>): Promise<T> {
+    const { signal } = this.controller;
+    for (let waitMs = FULL_DISK_FIRST_RETRY_MS; ; waitMs = Math.min(2 * waitMs, FULL_DISK_LAST_RETRY_MS)) {
+      try {
+        const result = await write();
+        this.waitingForDisk = false;
+        return result;
+      } catch (error) {
+        if (!(error instanceof StorageFullError) || signal.aborted) throw error;
+      }
+      this.waitingForDisk = true;
+      await sleep(waitMs, undefined, { signal }).catch(() => {});
+    }
+  }
+
   private async run(): Promise<void> {
     const { store, verifier } = this.jobs.options;
     const { job } = this;
@@ -190,6 +228,7 @@ class JobRun {
         this.completed++;
         if (this.buffer.length >= (this.jobs.options.flushEntries ?? 1_000)) this.write();
         else this.timer ??= setTimeout(() => this.write(), this.jobs.options.flushIntervalMs ?? 200);
+        if (this.waitingForDisk) await this.writing;
       }
       this.write();
       await this.writing;
@@ -200,7 +239,7 @@ class JobRun {
         // process stops right after.
         const completedOn = isoTime(this.jobs.clock);
         const event = completionEvent(stored, completedOn);
-        await store.completeJob(job.id, completedOn, event);
+        await this.whileDiskFull(() => store.completeJob(job.id, completedOn, event));
         if (event !== undefined) this.jobs.options.onCallbackQueued?.(job.id);
       } else if (stored !== null && stored.status === 'InProgress') {
         throw new Error(`${stored.noOfEntries - stored.noOfCompleted} entries have no result after the batch ended`);
@@ -210,7 +249,11 @@ class JobRun {
       // Whatever finished before the stop is kept: the job goes on from there at the next start.
       this.write();
       await this.writing;
-      if (this.writeError !== null && this.writeError.error !== error) this.jobs.report(this.writeError.error, job.id);
+      const failure = this.writeError?.error;
+      // A stop on a full disk drops the results it could not write (verified again when the job runs again), as a
+      // kill would; the store has already said that the disk is full.
+      const expected = failure === error || (this.stopping && failure instanceof StorageFullError);
+      if (this.writeError !== null && !expected) this.jobs.report(failure, job.id);
     } finally {
       if (this.timer !== null) clearTimeout(this.timer);
       this.timer = null;
@@ -228,7 +271,7 @@ class JobRun {
     this.writing = this.writing.then(async () => {
       if (this.writeError !== null) return;
       try {
-        await store.saveResults(this.job.id, entries);
+        await this.whileDiskFull(() => store.saveResults(this.job.id, entries));
       } catch (error) {
         this.writeError = { error };
       }

@@ -13,12 +13,19 @@
  *
  * Every method runs synchronously on the connection and answers with a settled promise; SQLite errors reject with
  * SQLite's message.
+ *
+ * A full disk (SQLITE_FULL) rejects the write with a `StorageFullError`. SQLite has then rolled the transaction back
+ * (https://sqlite.org/lang_transaction.html, "Response To Errors Within A Transaction"); frames of it already in the
+ * WAL carry no commit mark and are never read, so the store stays as it was before the write. What a write
+ * refused this way leaves to do (the entries of a deleted job, a job whose creation failed) is done by the first
+ * write that succeeds after it.
  */
 import { closeSync, openSync } from 'node:fs';
 import Database from 'libsql';
 import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
 import type { Deduplication } from '../engine/dedupe.js';
 import { STATUS_CODES } from '../status/catalogue.js';
+import { StorageFullError } from './types.js';
 import type {
   CallbackDelivery,
   CallbackEvent,
@@ -45,6 +52,10 @@ export interface SqliteStoreOptions {
   readonly synchronous?: 'FULL' | 'NORMAL';
   /** How long a statement waits for a lock held by another connection (milliseconds; default 5000). */
   readonly busyTimeoutMs?: number;
+  /** Told once when a write is refused because the disk is full, with SQLite's error. */
+  readonly onStorageFull?: (error: unknown) => void;
+  /** Told once when a write succeeds after writes were refused for a full disk. */
+  readonly onStorageWritable?: () => void;
 }
 
 type Row = Record<string, unknown>;
@@ -189,7 +200,13 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
 export class SqliteJobStore implements JobStore {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
+  readonly #options: SqliteStoreOptions;
   #closed = false;
+  /** The last write was refused for a full disk. */
+  #full = false;
+  /** Jobs (by sequence) whose removal a full disk cut short: ended jobs' entries, creations that failed. */
+  readonly #leftovers = new Set<number>();
+  #tidying = false;
 
   /** Opens (creating or migrating) the database; `openSqliteStore` also finishes interrupted job endings. */
   constructor(path: string, options: SqliteStoreOptions = {}) {
@@ -197,6 +214,7 @@ export class SqliteJobStore implements JobStore {
     if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
       throw new TypeError(`synchronous: FULL or NORMAL, not ${String(synchronous)}`);
     }
+    this.#options = options;
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
       throw new TypeError('busyTimeoutMs: a non-negative integer');
@@ -274,7 +292,13 @@ export class SqliteJobStore implements JobStore {
       }
       this.#write(() => this.#statement(`UPDATE jobs SET status = 'InProgress' WHERE sequence = ?`).run([sequence]));
     } catch (error) {
-      if (!this.#closed) this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([sequence]));
+      try {
+        if (!this.#closed) this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([sequence]));
+      } catch {
+        // Refused too (a full disk): the job stays Creating (never seen), removed once a write succeeds or at the next
+        // opening.
+        this.#leftovers.add(sequence);
+      }
       throw error;
     }
     return { ...job, status: 'InProgress', noOfEntries: inputs.length, noOfCompleted: 0, sequence };
@@ -489,7 +513,13 @@ export class SqliteJobStore implements JobStore {
       end.run([status, endedOn, job]);
       dropCallback.run([job]);
     });
-    await this.#deleteEntries(job);
+    try {
+      await this.#deleteEntries(job);
+    } catch (error) {
+      if (!(error instanceof StorageFullError)) throw error;
+      // The job has ended (its tombstone is written); its entries go once the disk has room again.
+      this.#leftovers.add(job);
+    }
   }
 
   async expiredJobs(now: string, defaultRetentionMs: number): Promise<JobRecord[]> {
@@ -585,6 +615,9 @@ export class SqliteJobStore implements JobStore {
     this.#statements.clear();
     try {
       this.#db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    } catch (error) {
+      // A checkpoint the disk has no room for: the WAL keeps the commits, and the next opening reads them.
+      if (fullDiskError(error) === null) throw error;
     } finally {
       this.#db.close();
     }
@@ -652,18 +685,60 @@ export class SqliteJobStore implements JobStore {
     return statement;
   }
 
-  /** Runs `work` in one write transaction (IMMEDIATE: takes the write lock at once), rolled back if it throws. */
+  /**
+   * Runs `work` in one write transaction (IMMEDIATE: takes the write lock at once), rolled back if it throws. A full
+   * disk rejects with a StorageFullError; the first write to succeed after one says so and finishes the leftovers.
+   */
   #write<T>(work: () => T): T {
     if (this.#closed) throw new Error('the job store is closed');
-    this.#db.exec('BEGIN IMMEDIATE');
+    let result: T;
     try {
-      const result = work();
-      this.#db.exec('COMMIT');
-      return result;
+      this.#db.exec('BEGIN IMMEDIATE');
+      try {
+        result = work();
+        this.#db.exec('COMMIT');
+      } catch (error) {
+        // SQLite rolls some failures back itself (SQLITE_FULL among them); roll back only what is still open.
+        if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+        throw error;
+      }
     } catch (error) {
-      // SQLite rolls some failures back itself; roll back only what is still open.
-      if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
-      throw error;
+      const full = fullDiskError(error);
+      if (full === null) throw error;
+      if (!this.#full) {
+        this.#full = true;
+        this.#options.onStorageFull?.(error);
+      }
+      throw full;
+    }
+    if (this.#full) {
+      this.#full = false;
+      this.#options.onStorageWritable?.();
+      if (this.#leftovers.size > 0) setImmediate(() => void this.#tidy());
+    }
+    return result;
+  }
+
+  /** Removes what full disks left: entries of ended jobs, jobs whose creation failed. Stops at the next refusal. */
+  async #tidy(): Promise<void> {
+    if (this.#tidying) return;
+    this.#tidying = true;
+    try {
+      for (const job of [...this.#leftovers]) {
+        if (this.#closed) return;
+        const row = this.#statement('SELECT status FROM jobs WHERE sequence = ?').get([job]) as Row | undefined;
+        if (row !== undefined && row['status'] === CREATING) {
+          await this.#deleteEntries(job);
+          this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([job]));
+        } else if (row !== undefined && (TOMBSTONE_STATUSES as readonly unknown[]).includes(row['status'])) {
+          await this.#deleteEntries(job);
+        }
+        this.#leftovers.delete(job);
+      }
+    } catch {
+      // Refused again (the disk is full, or the store closed): the next write that succeeds tries again.
+    } finally {
+      this.#tidying = false;
     }
   }
 
@@ -677,6 +752,13 @@ export class SqliteJobStore implements JobStore {
     if (sequence === undefined) throw new Error(`no job ${jobId}`);
     return sequence;
   }
+}
+
+/** A StorageFullError for SQLite's SQLITE_FULL (the disk is full), else null. */
+function fullDiskError(error: unknown): StorageFullError | null {
+  if (error instanceof StorageFullError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_FULL' ? new StorageFullError(error) : null;
 }
 
 function toRecord(row: Row): JobRecord {

@@ -135,8 +135,20 @@ export interface PendingInput extends JobInput {
 }
 
 /**
+ * A write the store refused because the disk holding it is full (SQLite's SQLITE_FULL). Nothing of the write was
+ * kept; the same write can succeed once space comes back. A store of another kind throws it for the same condition.
+ */
+export class StorageFullError extends Error {
+  constructor(cause?: unknown) {
+    super(cause instanceof Error ? cause.message : 'the disk holding the job store is full', { cause });
+    this.name = 'StorageFullError';
+  }
+}
+
+/**
  * Where jobs live. Every method may be asynchronous (a PostgreSQL store will be); the SQLite store answers at once.
- * Methods never see HTTP; ids are checked by the caller.
+ * Methods never see HTTP; ids are checked by the caller. A write refused for a full disk rejects with
+ * StorageFullError and changes nothing: the runner tries it again, the server answers 507 (503 to a DELETE).
  */
 export interface JobStore {
   /**

@@ -21,7 +21,7 @@ import { Jobs } from '../jobs/jobs.js';
 import { RetentionPurger } from '../jobs/retention.js';
 import { JobGoneError } from '../jobs/pages.js';
 import { openSqliteStore } from '../jobs/sqlite-store.js';
-import type { JobStore } from '../jobs/types.js';
+import { StorageFullError, type JobStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
 import { Cursors } from './cursor.js';
 import {
@@ -35,7 +35,7 @@ import {
   DEFAULT_TOKEN_LIFETIME_MS,
 } from './defaults.js';
 import { resolveImportOptions, type ImportOptions } from './import/index.js';
-import { ProblemError, rawProblemAnswer, sendProblem } from './problems.js';
+import { ProblemError, rawProblemAnswer, sendProblem, storageFullProblem } from './problems.js';
 import { legacyRoutes } from './legacy.js';
 import { ServerMetrics } from './metrics.js';
 import { probeRoutes } from './probes.js';
@@ -138,7 +138,11 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     store,
     defaultRetentionMs,
     ...(options.clock !== undefined && { clock: options.clock }),
-    onError: (error) => app.log.error({ err: error }, 'mailverify: retention purge failed'),
+    onError: (error) => {
+      // A full disk is said once by the store; the next round tries again.
+      if (error instanceof StorageFullError) app.log.debug({ err: error }, 'mailverify: retention purge refused: the disk is full');
+      else app.log.error({ err: error }, 'mailverify: retention purge failed');
+    },
   });
   const jobs = await Jobs.open({
     store,
@@ -192,6 +196,11 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) return sendProblem(reply, error);
+    if (error instanceof StorageFullError) {
+      // The store has said once in the log that the disk is full; each refusal is routine until it has room.
+      request.log.info('refused: the disk holding the data is full');
+      return sendProblem(reply, storageFullProblem(request.method));
+    }
     if (error instanceof JobGoneError) {
       request.log.info({ jobId: error.jobId }, 'job deleted while it was read');
       return sendProblem(reply, new ProblemError(410, 'The job was deleted or has expired while it was read.', '/problems/gone'));
@@ -344,7 +353,11 @@ async function openDataDir(dataDir: string, log: FastifyBaseLogger): Promise<Job
   if (size === 0) {
     log.warn({ file }, 'mailverify: the database file is empty (0 bytes): the server starts with no jobs; if it held jobs, stop the server and restore the data folder from a backup');
   }
-  return openSqliteStore(file);
+  return openSqliteStore(file, {
+    onStorageFull: (error) =>
+      log.warn({ err: error, file }, 'mailverify: the disk holding the data is full: new jobs are refused (507), results wait in memory and are written once it has room'),
+    onStorageWritable: () => log.info({ file }, 'mailverify: the data can be written again: jobs go on'),
+  });
 }
 
 /**

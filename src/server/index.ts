@@ -6,6 +6,7 @@ export { mailverify, createServer, createRequestHandler } from './app.js';
 export type { ServerOptions, StandaloneOptions } from './app.js';
 export { openSqliteStore } from '../jobs/sqlite-store.js';
 export type { SqliteStoreOptions } from '../jobs/sqlite-store.js';
+export { StorageFullError } from '../jobs/types.js';
 export type {
   JobStore,
   JobRecord,

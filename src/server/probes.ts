@@ -1,10 +1,11 @@
 /**
  * The probes of load balancers and orchestrators, under the base path and without credentials: `GET /health` (the
  * process answers) and `GET /ready` (the store takes a write and the server is not stopping: it can take jobs). They
- * say nothing about the server but its state; the cause of a 503 goes to the log.
+ * say nothing about the server but its state; the cause of a 503 goes to the log. A full disk is a state: `/ready`
+ * says so (503) until a write succeeds again, while `/health` stays 200 (a restart would not give the disk room).
  */
 import type { FastifyInstance } from 'fastify';
-import type { JobStore } from '../jobs/types.js';
+import { StorageFullError, type JobStore } from '../jobs/types.js';
 import { ProblemError } from './problems.js';
 import type { JsonSchema } from './schemas/components.js';
 import { json, problem, serverOperation } from './schemas/index.js';
@@ -42,6 +43,11 @@ export function probeRoutes(app: FastifyInstance, base: string, store: JobStore)
         if (stopping) throw new Error('the server is stopping');
         await store.setSetting(READY_PROBE_SETTING, new Date().toISOString());
       } catch (error) {
+        if (error instanceof StorageFullError) {
+          // Said once by the store when writes began to fail; probes come every few seconds.
+          request.log.info('not ready: the disk holding the data is full');
+          throw new ProblemError(503, 'The disk holding the data is full: the server cannot store jobs or results now.', '/problems/insufficient-storage');
+        }
         request.log.warn({ err: error }, 'not ready');
         throw new ProblemError(503, 'The server cannot take jobs now.');
       }

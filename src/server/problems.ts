@@ -34,6 +34,7 @@ const KINDS: Record<number, { type: string; title: string }> = {
   431: { type: '/problems/request-header-fields-too-large', title: 'Request Header Fields Too Large' },
   500: { type: '/problems/internal-error', title: 'Internal Server Error' },
   503: { type: '/problems/unavailable', title: 'Service Unavailable' },
+  507: { type: '/problems/insufficient-storage', title: 'Insufficient Storage' },
 };
 
 /** An error that becomes a problem document; thrown by handlers, answered by the error handler. */
@@ -57,6 +58,21 @@ export class ProblemError extends Error {
 /** 400 for a field of the request, named by its JSON path (`entries[3].custom`). */
 export function invalidField(path: string, problem: string): ProblemError {
   return new ProblemError(400, `${path}: ${problem}`, '/problems/invalid-field');
+}
+
+/** Seconds a client is asked to wait before trying again a request refused for a full disk. */
+const FULL_DISK_RETRY_AFTER_S = 10;
+
+/**
+ * The answer to a request the store refused for a full disk: 507 (RFC 4918 §11.5: the server cannot store what the
+ * request needs) for what would store something new, such as a submission; 503 for a DELETE, which needs room only
+ * for a tombstone and is simply to be tried again. Both with `Retry-After`; nothing of the request was kept.
+ */
+export function storageFullProblem(method: string): ProblemError {
+  const retryAfter = { 'Retry-After': String(FULL_DISK_RETRY_AFTER_S) };
+  return method === 'DELETE'
+    ? new ProblemError(503, 'The disk holding the data is full: the job cannot be deleted now; try again later.', '/problems/insufficient-storage', retryAfter)
+    : new ProblemError(507, 'The disk holding the data is full: the request cannot be stored now; try again later.', undefined, retryAfter);
 }
 
 export function sendProblem(reply: FastifyReply, problem: ProblemError): FastifyReply {

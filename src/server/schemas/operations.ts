@@ -59,6 +59,11 @@ const WITH_BODY = {
   413: problem('The body is larger than the server takes (the file of an import: its upload limit or a workbook\'s inflated size).'),
   415: problem('A body that is neither JSON nor multipart/form-data; for an import, a file type it does not read.'),
 };
+const RETRY_AFTER = { 'Retry-After': { type: 'string', description: 'Seconds to wait before trying again.' } };
+/** A submission refused for a full disk (nothing stored). */
+const DISK_FULL = { 507: problem('The disk holding the data is full: nothing was stored; try again after `Retry-After`.', RETRY_AFTER) };
+/** A deletion refused for a full disk (the job is as it was). */
+const DISK_FULL_DELETE = { 503: problem('The disk holding the data is full: the job is as it was; try again after `Retry-After`.', RETRY_AFTER) };
 /** The answers about one job of the caller. */
 const ONE_JOB = {
   400: problem('A query parameter is not valid; `detail` names it.'),
@@ -128,6 +133,7 @@ export const V2_OPERATIONS = {
       202: json('The job runs: poll `Location`.', runningSnapshot, LOCATION),
       400: problem('A field is missing or not valid (`detail` names its JSON path), the JSON is malformed, or the file holds no entry.'),
       ...WITH_BODY,
+      ...DISK_FULL,
       ...GUARDED,
     },
   },
@@ -159,7 +165,7 @@ export const V2_OPERATIONS = {
     operationId: 'deleteJob',
     summary: 'Delete a job (a running one stops)',
     params: jobId,
-    response: { 200: empty('Deleted.'), 404: ONE_JOB[404], 410: ONE_JOB[410], ...GUARDED },
+    response: { 200: empty('Deleted.'), 404: ONE_JOB[404], 410: ONE_JOB[410], ...DISK_FULL_DELETE, ...GUARDED },
   },
   getOverview: {
     operationId: 'getOverview',
@@ -230,6 +236,7 @@ export const LEGACY_OPERATIONS = {
       202: json('The job, even when it is already complete: poll `Location`.', legacyRunning, LOCATION),
       400: problem('A field is missing or not valid (`detail` names its JSON path), or the JSON is malformed.'),
       ...WITH_BODY,
+      ...DISK_FULL,
       ...GUARDED,
     },
   },
@@ -254,6 +261,7 @@ export const LEGACY_OPERATIONS = {
       404: ONE_JOB[404],
       406: problem('The job is still running: delete it once it is complete.'),
       410: ONE_JOB[410],
+      ...DISK_FULL_DELETE,
       ...GUARDED,
     },
   },
