@@ -15,6 +15,8 @@ export interface WorkerJob {
   readonly column: number;
   readonly startingRow: number;
   readonly endingRow: number;
+  /** The longest cell text sent, in UTF-16 units: a longer one is cut there (the server refuses it all the same). */
+  readonly maxCellUnits: number;
   /** Resolved paths of the libraries: exceljs for xlsx, @e965/xlsx (SheetJS) for xls. */
   readonly modules: { readonly exceljs: string; readonly xlsx: string };
 }
@@ -38,7 +40,8 @@ export async function spreadsheetWorker(): Promise<void> {
   let widths: number[] = [];
   const send = (row: number, cell: string | null, width: number): void => {
     rows.push(row);
-    cells.push(cell);
+    // Not a copy of a huge cell into the server's heap.
+    cells.push(cell !== null && cell.length > job.maxCellUnits ? cell.slice(0, job.maxCellUnits) : cell);
     widths.push(width);
     if (rows.length >= BATCH) flush();
   };
