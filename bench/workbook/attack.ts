@@ -1,11 +1,11 @@
 // The workbook attack of issue 16 against the built `mailverify serve`: uploads of an xlsx whose shared string table
-// holds one 200 MiB string (or whose cell holds it inline; or one of 120 MiB, under the table's cap, whole or in rich-text runs; or one of 250 MiB cut by comments), one at a time and four at once, and the server's peak RSS
+// holds one 200 MiB string (or whose cell holds it inline; or one of 120 MiB, under the table's cap, whole or in rich-text runs; or one of 250 MiB cut by comments; or 127 strings of 1 MB, within every cap). ONLY=text picks the files named with it, one at a time and four at once, and the server's peak RSS
 // (VmHWM, Linux) after each round, with each upload's answer. Run: npm run build && npm run bench:workbook.
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeCommentCutCellWorkbook, writeHugeInlineCellWorkbook, writeHugeSharedStringWorkbook, writeRichTextSharedStringWorkbook } from '../../test/lab/hostile-workbook.js';
+import { writeCommentCutCellWorkbook, writeHugeInlineCellWorkbook, writeManySharedStringsWorkbook, writeHugeSharedStringWorkbook, writeRichTextSharedStringWorkbook } from '../../test/lab/hostile-workbook.js';
 import { startServe } from '../../test/lab/serve-process.js';
 
 const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
@@ -39,12 +39,16 @@ try {
     ['one 120 MiB shared string', join(dir, 'shared-120.xlsx')],
     ['one 120 MiB shared string in rich-text runs of 512 KiB', join(dir, 'rich.xlsx')],
     ['one 250 MiB inline cell cut by a comment every 512 KiB', join(dir, 'comments.xlsx')],
+    ['127 shared strings of 1,000,000 bytes (within every cap)', join(dir, 'many.xlsx')],
   ];
   await writeHugeSharedStringWorkbook(files[0]![1], STRING_BYTES);
   await writeHugeInlineCellWorkbook(files[1]![1], STRING_BYTES);
   await writeHugeSharedStringWorkbook(files[2]![1], 120 * 1024 * 1024);
   await writeRichTextSharedStringWorkbook(files[3]![1], 120 * 1024 * 1024, 512 * 1024);
   await writeCommentCutCellWorkbook(files[4]![1], 250 * 1024 * 1024, 512 * 1024);
+  await writeManySharedStringsWorkbook(files[5]![1], 127, 1_000_000);
+  const only = process.env['ONLY'];
+  if (only !== undefined) files.splice(0, files.length, ...files.filter(([name]) => name.includes(only)));
   console.log(`load average ${loadavg().map((load) => load.toFixed(1)).join(' ')}, ${process.argv.slice(2).join(' ') || 'default options'}`);
   for (const [name, path] of files) {
     for (const concurrent of [1, 4]) {

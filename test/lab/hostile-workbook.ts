@@ -68,6 +68,14 @@ export function writeRichTextSharedStringWorkbook(path: string, bytes: number, r
   return writeWorkbook(path, sheet, repeated(head, element, Math.floor(bytes / run) * element.length, '</si></sst>'));
 }
 
+/** A workbook whose shared string table holds `count` strings of `bytes` bytes each, cell A1 using the last one. */
+export function writeManySharedStringsWorkbook(path: string, count: number, bytes: number): Promise<void> {
+  const sheet = Readable.from([Buffer.from(`${SHEET_OPEN}<row r="1"><c r="A1" t="s"><v>${count - 1}</v></c></row>${SHEET_CLOSE}`)]);
+  const head = `<?xml version="1.0" encoding="UTF-8"?><sst xmlns="${MAIN}" count="${count}" uniqueCount="${count}">`;
+  const item = `<si><t>${'a'.repeat(bytes)}</t></si>`;
+  return writeWorkbook(path, sheet, repeated(head, item, count * item.length, '</sst>'));
+}
+
 /** A workbook whose cell A1 holds one inline string of `bytes` bytes cut by an empty comment every `run` bytes. */
 export function writeCommentCutCellWorkbook(path: string, bytes: number, run: number): Promise<void> {
   const piece = `${'a'.repeat(run)}<!---->`;
