@@ -2,7 +2,7 @@
 // right status and a problem document (never a 500, never Fastify's or Node's own text), nothing the client sent is
 // silently changed before it is verified, no foreign host is echoed, and a token outlives neither the password it
 // was issued under nor an `exp` it lacks.
-import { mkdtempSync, readFileSync, rmSync, truncateSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
@@ -176,11 +176,20 @@ describe('every part of a file import is capped', () => {
 
 describe('workbook imports: memory bounded per reader and in total', () => {
   const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
-  /** A server of its own, so that its peak memory is this describe's; at most 2 readers, each for at most 8 s. */
+  /**
+   * A server of its own, so that its peak memory is this describe's; at most 2 readers, each for at most 8 s; the
+   * system's temporary folder its own too, to see what is left there.
+   */
   let reading: ServeProcess;
+  let systemTemp: string;
 
   beforeAll(async () => {
-    reading = await start(join(dir, 'reading'), PASSWORD, ['--log-level', 'warn', '--max-spreadsheet-readers', '2', '--spreadsheet-timeout', '8000']);
+    systemTemp = join(dir, 'system-temp');
+    mkdirSync(systemTemp);
+    reading = await startServe(
+      ['--data-dir', join(dir, 'reading'), '--checks', 'syntax', '--log-level', 'warn', '--max-spreadsheet-readers', '2', '--spreadsheet-timeout', '8000'],
+      { MAILVERIFY_ROOT_PASSWORD: PASSWORD, MAILVERIFY_TOKEN_SECRET: SECRET, TMPDIR: systemTemp },
+    );
   });
 
   afterAll(async () => {
@@ -229,6 +238,8 @@ describe('workbook imports: memory bounded per reader and in total', () => {
     const retry = await uploadWorkbook(Buffer.from(await book.xlsx.writeBuffer()));
     expect(retry.status).toBe(200);
     expect(((await retry.json()) as any).entries.data.map((entry: { inputData: string }) => entry.inputData)).toEqual(['retry@example.com']);
+    // The readers stopped at their time limit left nothing behind (exceljs's copies of the sheets went with the uploads).
+    expect(readdirSync(systemTemp)).toEqual([]);
   }, 120_000);
 });
 

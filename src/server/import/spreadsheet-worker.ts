@@ -11,6 +11,8 @@
 export interface WorkerJob {
   readonly kind: 'xlsx' | 'xls';
   readonly path: string;
+  /** The upload's own folder, removed with it: where the reader's temporary files go. */
+  readonly scratchDir: string;
   readonly sheet: number;
   readonly column: number;
   readonly startingRow: number;
@@ -33,6 +35,9 @@ export async function spreadsheetWorker(): Promise<void> {
   const { createRequire } = process.getBuiltinModule('node:module');
   const fs = process.getBuiltinModule('node:fs');
   const job = workerData as WorkerJob;
+  // exceljs copies a worksheet that comes before the shared strings to a temporary file (package tmp, in os.tmpdir())
+  // and removes it only once it is read to its end: in the upload's folder, it goes with the upload whatever happens.
+  process.getBuiltinModule('node:os').tmpdir = () => job.scratchDir;
   const port = parentPort!;
   const BATCH = 4096;
   let rows: number[] = [];
