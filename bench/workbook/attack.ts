@@ -1,6 +1,8 @@
-// The workbook attack of issue 16 against the built `mailverify serve`: uploads of an xlsx whose shared string table
-// holds one 200 MiB string (or whose cell holds it inline; or one of 120 MiB, under the table's cap, whole or in rich-text runs; or one of 250 MiB cut by comments; or 127 strings of 1 MB, within every cap). ONLY=text picks the files named with it, one at a time and four at once, and the server's peak RSS
-// (VmHWM, Linux) after each round, with each upload's answer. Run: npm run build && npm run bench:workbook.
+// The workbook attack of issue 16 against the built `mailverify serve`, and its variants: an xlsx holding one 200 MiB
+// string (shared, or inline in its cell), one of 120 MiB (under the shared string table's cap: whole, or in rich-text
+// runs), one of 250 MiB cut by comments, and 127 strings of 1 MB (within every cap). Each is uploaded once, then four
+// times at once, to a fresh server; printed: the server's peak RSS (VmHWM, Linux) and the answers. ONLY=text keeps the
+// files whose name holds it. Run: npm run build && npm run bench:workbook [-- serve flags].
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';

@@ -200,11 +200,21 @@ class XmlTokenMeter {
           this.nameAt = -1;
         }
       } else {
-        const open = chunk.indexOf(0x3c, at);
-        at = open < 0 ? chunk.length : open + 1;
-        if (open >= 0) {
-          this.lessThan = this.offset + open;
-          this.opening = 1;
+        // Tags and text, the bulk of the bytes: a plain loop (an indexOf per tag costs more than it saves).
+        for (; at < chunk.length; at++) {
+          if (chunk[at] !== 0x3c) continue;
+          const position = this.offset + at;
+          if (position - this.tokenStart > this.maxToken) return 'a text or tag';
+          const next = at + 1 < chunk.length ? chunk[at + 1]! : -1;
+          if (next === -1 || next === 0x21 || next === 0x3f || (this.item !== undefined && next === this.item.name.charCodeAt(0))) {
+            // Its kind is in the bytes to come: byte by byte.
+            this.lessThan = position;
+            this.opening = 1;
+            at++;
+            break;
+          }
+          this.tokenStart = position;
+          at++;
         }
       }
       const position = this.offset + at;
