@@ -26,6 +26,7 @@ import {
   DEFAULT_MAX_ENTRIES_PER_JOB,
   DEFAULT_MAX_FILE_BYTES,
   DEFAULT_MAX_INFLATED_BYTES,
+  DEFAULT_MAX_SPREADSHEET_READERS,
   DEFAULT_MAX_XLS_BYTES,
   DEFAULT_RETENTION_MS,
   DEFAULT_SPREADSHEET_HEAP_MB,
@@ -321,6 +322,7 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { flag: 'max-xls-size', placeholder: 'SIZE', env: 'MAILVERIFY_MAX_XLS_SIZE', key: 'maxXlsSize', kind: bytes, default: DEFAULT_MAX_XLS_BYTES, description: 'the largest xls file, which is read whole', section: 'File import', target: 'server.fileImport.maxXlsBytes' },
   { flag: 'spreadsheet-timeout', placeholder: 'MS', env: 'MAILVERIFY_SPREADSHEET_TIMEOUT', key: 'spreadsheetTimeout', kind: integer(1), default: DEFAULT_SPREADSHEET_TIMEOUT_MS, description: 'the time a workbook may take to read, in milliseconds', section: 'File import', target: 'server.fileImport.spreadsheetTimeoutMs' },
   { flag: 'spreadsheet-heap', placeholder: 'MIB', env: 'MAILVERIFY_SPREADSHEET_HEAP', key: 'spreadsheetHeap', kind: integer(16), default: DEFAULT_SPREADSHEET_HEAP_MB, description: 'the heap of the thread that reads a workbook, in MiB', section: 'File import', target: 'server.fileImport.spreadsheetHeapMb' },
+  { flag: 'max-spreadsheet-readers', placeholder: 'N', env: 'MAILVERIFY_MAX_SPREADSHEET_READERS', key: 'maxSpreadsheetReaders', kind: integer(1), default: DEFAULT_MAX_SPREADSHEET_READERS, description: 'the workbooks read at once, each in its own thread with the heap above; one more upload is 503 with Retry-After', section: 'File import', target: 'server.fileImport.maxSpreadsheetReaders' },
   { flag: 'temp-dir', placeholder: 'DIR', env: 'MAILVERIFY_TEMP_DIR', key: 'tempDir', kind: path, defaultText: "the system's temporary folder", description: 'where uploads are kept while they are read', section: 'File import', target: 'server.fileImport.tempDir' },
 
   { flag: 'log-level', placeholder: 'LEVEL', env: 'MAILVERIFY_LOG_LEVEL', key: 'logLevel', kind: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const), default: 'info', description: 'fatal, error, warn, info, debug, trace or silent: the log on standard error, JSON lines with the request id (reqId) of each request', section: 'Logging and monitoring', target: 'logLevel' },

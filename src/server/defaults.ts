@@ -37,3 +37,8 @@ export const DEFAULT_MAX_XLS_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_SPREADSHEET_TIMEOUT_MS = 120_000;
 /** The heap of the thread that reads a workbook, in MiB. */
 export const DEFAULT_SPREADSHEET_HEAP_MB = 512;
+/**
+ * The workbooks read at once; one more is 503 with Retry-After. Each reader may take its heap and the time limit, so
+ * this bounds their memory in total (about 2 × 512 MiB by default) whatever the number of cores.
+ */
+export const DEFAULT_MAX_SPREADSHEET_READERS = 2;

@@ -91,7 +91,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     const waitTime = readWaitTime(query['waitTime']);
     const contentType = request.headers['content-type'];
     const submission = isMultipart(contentType)
-      ? await readFileImport(request.raw, contentType, context, context.fileImport)
+      ? await readFileImport(request.raw, contentType, context, context.fileImport, request.log)
       : readSubmission(request.body, context);
     return submitJob(request, reply, submission, waitTime);
   });

@@ -2,14 +2,17 @@
 // right status and a problem document (never a 500, never Fastify's or Node's own text), nothing the client sent is
 // silently changed before it is verified, no foreign host is echoed, and a token outlives neither the password it
 // was issued under nor an `exp` it lacks.
-import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import ExcelJS from 'exceljs';
 import { SignJWT } from 'jose';
 import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeHugeSharedStringWorkbook, writeSlowWorkbook } from '../lab/hostile-workbook.js';
 import { startServe, type ServeProcess } from '../lab/serve-process.js';
 
 const PASSWORD = 'hostile-test-password';
@@ -169,6 +172,75 @@ describe('every part of a file import is capped', () => {
     small.append('note', 'from the import page');
     expect((await fetch(`${server.origin}/v2.7/email-validations`, { method: 'POST', headers: AUTH, body: small })).status).toBeLessThan(300);
   });
+});
+
+describe('workbook imports: memory bounded per reader and in total', () => {
+  const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+  /**
+   * A server of its own, so that its peak memory is this describe's; at most 2 readers, each for at most 8 s; the
+   * system's temporary folder its own too, to see what is left there.
+   */
+  let reading: ServeProcess;
+  let systemTemp: string;
+
+  beforeAll(async () => {
+    systemTemp = join(dir, 'system-temp');
+    mkdirSync(systemTemp);
+    reading = await startServe(
+      ['--data-dir', join(dir, 'reading'), '--checks', 'syntax', '--log-level', 'warn', '--max-spreadsheet-readers', '2', '--spreadsheet-timeout', '8000'],
+      { MAILVERIFY_ROOT_PASSWORD: PASSWORD, MAILVERIFY_TOKEN_SECRET: SECRET, TMPDIR: systemTemp },
+    );
+  });
+
+  afterAll(async () => {
+    if (reading !== undefined) expect(await reading.stop(), reading.stderr()).toBe(0);
+  });
+
+  function uploadWorkbook(file: Buffer): Promise<Response> {
+    const form = new FormData();
+    form.append('inputFile', new Blob([file], { type: XLSX_TYPE }), 'list.xlsx');
+    return fetch(`${reading.origin}/v2.7/email-validations?waitTime=5000`, { method: 'POST', headers: AUTH, body: form });
+  }
+
+  /** The most memory the server process has held so far (Linux: VmHWM). */
+  async function peakRss(): Promise<number> {
+    const status = await readFile(`/proc/${reading.child.pid}/status`, 'utf8');
+    return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) * 1024;
+  }
+
+  it('refuses a 200 KiB workbook holding one 200 MiB shared string with 413 naming inputFile, its memory never held', async () => {
+    const path = join(dir, 'huge-shared-string.xlsx');
+    await writeHugeSharedStringWorkbook(path, 200 * 1024 * 1024);
+    const file = readFileSync(path);
+    expect(file.length).toBeLessThan(256 * 1024);
+    const answers = await Promise.all([uploadWorkbook(file), uploadWorkbook(file)]);
+    for (const answer of answers) await expectProblem(answer, 413, /^inputFile: the workbook's shared string table \(xl\/sharedStrings\.xml\) inflates to more than/);
+    // Before the caps, one such upload took the server past 800 MiB (its reader's string, and a copy in the server's heap).
+    if (process.platform === 'linux') expect(await peakRss()).toBeLessThan(300 * 1024 * 1024);
+  }, 120_000);
+
+  it('reads at most --max-spreadsheet-readers workbooks at once: one more is 503 with Retry-After, a retry later is read', async () => {
+    const path = join(dir, 'slow.xlsx');
+    // A million rows: longer to read than the 8 s the readers are given, so that each holds its slot for 8 s.
+    await writeSlowWorkbook(path, 1_000_000);
+    const slow = readFileSync(path);
+    const answers = await Promise.all([uploadWorkbook(slow), uploadWorkbook(slow), uploadWorkbook(slow)]);
+    const refused = answers.filter((answer) => answer.status === 503);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([415, 415, 503]);
+    await expectProblem(refused[0]!, 503, /^inputFile: the server is reading 2 workbooks already, its limit; retry after 5 s\.$/);
+    expect(refused[0]!.headers.get('retry-after')).toBe('5');
+    for (const answer of answers.filter((answer) => answer.status === 415)) await expectProblem(answer, 415, /^inputFile: the xlsx workbook was not read within 8 s\.$/);
+    // The operator is told why a reader stopped; the client only that it did.
+    expect(reading.stderr()).toMatch(/"cause":"timeout".*"msg":"a workbook reader failed"/);
+
+    const book = new ExcelJS.Workbook();
+    book.addWorksheet('list').addRow(['retry@example.com']);
+    const retry = await uploadWorkbook(Buffer.from(await book.xlsx.writeBuffer()));
+    expect(retry.status).toBe(200);
+    expect(((await retry.json()) as any).entries.data.map((entry: { inputData: string }) => entry.inputData)).toEqual(['retry@example.com']);
+    // The readers stopped at their time limit left nothing behind (exceljs's copies of the sheets went with the uploads).
+    expect(readdirSync(systemTemp)).toEqual([]);
+  }, 120_000);
 });
 
 describe('Location is a path', () => {

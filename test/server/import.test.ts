@@ -2,7 +2,7 @@
 // the rows/column/sheet/delimiter/line-ending settings, charsets, the 400/413/415 answers, hostile files (a zip bomb,
 // a 100 MB line, a million empty rows, an unclosed quote) while the server goes on answering, and the official
 // client's file upload. Jobs run offline (syntax checks only); the store is a real SQLite file, uploads real files.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32, deflateRawSync } from 'node:zlib';
@@ -13,6 +13,7 @@ import iconv from 'iconv-lite';
 import { VerifaliaRestClient, WaitOptions } from 'verifalia';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../../src/server/app.js';
+import { writeRichTextSharedStringWorkbook } from '../lab/hostile-workbook.js';
 
 const USER = 'root';
 const PASSWORD = 'import test password';
@@ -398,6 +399,35 @@ describe('hostile files: the server goes on answering', () => {
     const file = zipArchive(workbookEntries(sheet));
     expectProblem(await whileServing(() => upload(file, XLSX_TYPE)), 400, /^inputFile: the file has no entry/);
   }, 120_000);
+
+  it('no part the reader parses holds a text, tag or shared string it would build as one huge string: 413 naming it', async () => {
+    const cell = (xml: string) => zipArchive(workbookEntries(Buffer.from(`${SHEET_OPEN}<row r="1">${xml}</row>${SHEET_CLOSE}`)));
+    const overlong = /^inputFile: xl\/worksheets\/sheet1\.xml holds a text or tag longer than 1048576 bytes, more than a cell of a workbook may\.$/;
+    const piece = 'a'.repeat(256 * 1024);
+    // Text cut by comments, PIs or CDATA sections is one string to the parser all the same.
+    expectProblem(await upload(cell(`<c r="A1" t="inlineStr"><is><t>${`${piece}<!-- < -->`.repeat(8)}</t></is></c>`), XLSX_TYPE), 413, overlong);
+    expectProblem(await upload(cell(`<c r="A1" t="inlineStr"><is><t>${`${piece}<?pi <?>`.repeat(8)}</t></is></c>`), XLSX_TYPE), 413, overlong);
+    expectProblem(await upload(cell(`<c r="A1" t="inlineStr"><is><t>${`${piece}<![CDATA[<]]>`.repeat(8)}</t></is></c>`), XLSX_TYPE), 413, overlong);
+    // An attribute value (it may hold `>`, never `<`).
+    expectProblem(await upload(cell(`<c r="A1" x="${'>'.repeat(2 * 1024 * 1024)}"><v>1</v></c>`), XLSX_TYPE), 413, overlong);
+    // A shared string of 9 MiB in rich-text runs of 256 KiB, each within the cap: joined, it is one string.
+    const path = join(dir, 'rich.xlsx');
+    await writeRichTextSharedStringWorkbook(path, 9 * 1024 * 1024, 256 * 1024);
+    expectProblem(await upload(readFileSync(path), XLSX_TYPE), 413, /^inputFile: xl\/sharedStrings\.xml holds a shared string longer than 8388608 bytes \(text and formatting\)/);
+  }, 120_000);
+
+  it('within those caps, comments and long cells are read as before: a cell of 1,000,000 characters is 400 naming its row', async () => {
+    const file = zipArchive(
+      workbookEntries(
+        Buffer.from(
+          `${SHEET_OPEN}<!-- a < comment --><row r="1"><c r="A1" t="inlineStr"><is><t>a@x<!-- cut -->.example</t></is></c></row>` +
+            `<row r="2"><c r="A2" t="inlineStr"><is><t>${'b'.repeat(1_000_000)}</t></is></c></row>${SHEET_CLOSE}`,
+        ),
+      ),
+    );
+    expect(inputsOf(await upload(file, XLSX_TYPE, { endingRow: 0 }))).toEqual(['a@x.example']);
+    expectProblem(await upload(file, XLSX_TYPE), 400, /^inputFile: row 1: the cell has more than 1024 characters/);
+  });
 
   it('a CSV with a quote left open is 415 (not readable as CSV); past a MiB of open quote, 400 naming the row', async () => {
     expectProblem(await upload('a@x.example\n"b@x.example\nc@x.example\n', 'text/csv'), 415, /row 1 opens a quoted cell that is not closed/);

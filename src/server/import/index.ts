@@ -2,15 +2,18 @@
  * File import (POST /email-validations as multipart/form-data): the `inputFile` part is written to a temporary
  * folder as it arrives, then read by its type (plain text, CSV, TSV, xlsx, xls) into the entries of a job, with the
  * job's settings from the `settings` part. Everything the file could make costly is capped: its size, a workbook's
- * inflated size, a row's length, the entries per job, and a workbook's reading time and memory (in a worker thread).
+ * inflated size, a row's length, the entries per job, and a workbook's reading time and memory (in a worker thread),
+ * and the workbooks read at once.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
 import {
   DEFAULT_MAX_FILE_BYTES,
   DEFAULT_MAX_INFLATED_BYTES,
+  DEFAULT_MAX_SPREADSHEET_READERS,
   DEFAULT_MAX_XLS_BYTES,
   DEFAULT_SPREADSHEET_HEAP_MB,
   DEFAULT_SPREADSHEET_TIMEOUT_MS,
@@ -20,7 +23,7 @@ import type { Submission, SubmissionLimits } from '../submission.js';
 import { EntryCollector } from './entries.js';
 import { receiveUpload } from './multipart.js';
 import { readImportSettings } from './settings.js';
-import { readSpreadsheet } from './spreadsheet.js';
+import { ReaderSlots, readSpreadsheet } from './spreadsheet.js';
 import { decodedText, readDelimited, readPlainText } from './text.js';
 
 export interface ImportOptions {
@@ -34,19 +37,27 @@ export interface ImportOptions {
   readonly spreadsheetTimeoutMs?: number;
   /** The heap of the thread that reads a workbook, in MiB (default 512). */
   readonly spreadsheetHeapMb?: number;
+  /** The workbooks read at once (default 2); one more is 503 with Retry-After. */
+  readonly maxSpreadsheetReaders?: number;
   /** Where uploads are kept while they are read (default the system's temporary folder). */
   readonly tempDir?: string;
 }
 
-export type ResolvedImportOptions = Required<ImportOptions>;
+export type ResolvedImportOptions = Required<ImportOptions> & {
+  /** The server's workbook readers at work. */
+  readonly readers: ReaderSlots;
+};
 
 export function resolveImportOptions(options: ImportOptions = {}): ResolvedImportOptions {
+  const maxSpreadsheetReaders = options.maxSpreadsheetReaders ?? DEFAULT_MAX_SPREADSHEET_READERS;
   return {
     maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES,
     maxInflatedBytes: options.maxInflatedBytes ?? DEFAULT_MAX_INFLATED_BYTES,
     maxXlsBytes: options.maxXlsBytes ?? DEFAULT_MAX_XLS_BYTES,
     spreadsheetTimeoutMs: options.spreadsheetTimeoutMs ?? DEFAULT_SPREADSHEET_TIMEOUT_MS,
     spreadsheetHeapMb: options.spreadsheetHeapMb ?? DEFAULT_SPREADSHEET_HEAP_MB,
+    maxSpreadsheetReaders,
+    readers: new ReaderSlots(maxSpreadsheetReaders),
     tempDir: options.tempDir ?? tmpdir(),
   };
 }
@@ -71,6 +82,7 @@ export async function readFileImport(
   contentType: string,
   limits: SubmissionLimits,
   options: ResolvedImportOptions,
+  log: FastifyBaseLogger,
 ): Promise<Submission> {
   const dir = await mkdtemp(join(options.tempDir, 'mailverify-import-'));
   try {
@@ -89,7 +101,8 @@ export async function readFileImport(
         maxXlsBytes: options.maxXlsBytes,
         timeoutMs: options.spreadsheetTimeoutMs,
         workerHeapMb: options.spreadsheetHeapMb,
-      });
+        readers: options.readers,
+      }, log);
     } else {
       const text = decodedText(file.path, file.charset);
       if (format === 'text') await readPlainText(text, collector);

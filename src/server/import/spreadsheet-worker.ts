@@ -11,10 +11,14 @@
 export interface WorkerJob {
   readonly kind: 'xlsx' | 'xls';
   readonly path: string;
+  /** The upload's own folder, removed with it: where the reader's temporary files go. */
+  readonly scratchDir: string;
   readonly sheet: number;
   readonly column: number;
   readonly startingRow: number;
   readonly endingRow: number;
+  /** The longest cell text sent, in UTF-16 units: a longer one is cut there (the server refuses it all the same). */
+  readonly maxCellUnits: number;
   /** Resolved paths of the libraries: exceljs for xlsx, @e965/xlsx (SheetJS) for xls. */
   readonly modules: { readonly exceljs: string; readonly xlsx: string };
 }
@@ -31,6 +35,9 @@ export async function spreadsheetWorker(): Promise<void> {
   const { createRequire } = process.getBuiltinModule('node:module');
   const fs = process.getBuiltinModule('node:fs');
   const job = workerData as WorkerJob;
+  // exceljs copies a worksheet that comes before the shared strings to a temporary file (package tmp, in os.tmpdir())
+  // and removes it only once it is read to its end: in the upload's folder, it goes with the upload whatever happens.
+  process.getBuiltinModule('node:os').tmpdir = () => job.scratchDir;
   const port = parentPort!;
   const BATCH = 4096;
   let rows: number[] = [];
@@ -38,7 +45,8 @@ export async function spreadsheetWorker(): Promise<void> {
   let widths: number[] = [];
   const send = (row: number, cell: string | null, width: number): void => {
     rows.push(row);
-    cells.push(cell);
+    // Not a copy of a huge cell into the server's heap.
+    cells.push(cell !== null && cell.length > job.maxCellUnits ? cell.slice(0, job.maxCellUnits) : cell);
     widths.push(width);
     if (rows.length >= BATCH) flush();
   };

@@ -56,7 +56,10 @@ const GUARDED = {
 };
 /** The answers of a request with a body. */
 const WITH_BODY = {
-  413: problem('The body is larger than the server takes (the file of an import: its upload limit or a workbook\'s inflated size).'),
+  413: problem(
+    'The body is larger than the server takes (the file of an import: its upload limit, a workbook\'s inflated size, ' +
+      'its shared string table, or a text, tag or shared string in it longer than a cell may be).',
+  ),
   415: problem('A body that is neither JSON nor multipart/form-data; for an import, a file type it does not read.'),
 };
 const RETRY_AFTER = { 'Retry-After': { type: 'string', description: 'Seconds to wait before trying again.' } };
@@ -134,6 +137,7 @@ export const V2_OPERATIONS = {
       400: problem('A field is missing or not valid (`detail` names its JSON path), the JSON is malformed, or the file holds no entry.'),
       ...WITH_BODY,
       ...DISK_FULL,
+      503: problem('A workbook import while the server reads as many workbooks as it may at once: retry after `Retry-After`.', RETRY_AFTER),
       ...GUARDED,
     },
   },
