@@ -12,7 +12,6 @@ import { providerRuleFor } from '../syntax/provider-rules.js';
 import type { ParseResult } from '../syntax/types.js';
 import { ATEXT } from '../syntax/chars.js';
 import { mailboxName } from '../syntax/local-part.js';
-
 import type { Deduplication } from './deduplication-modes.js';
 
 export { DEDUPLICATION_MODES, type Deduplication } from './deduplication-modes.js';
