@@ -1,6 +1,6 @@
 /**
  * Lines of text as bytes, for the offline worker threads: the main thread cuts the input into blocks of whole lines
- * without decoding it (no string per line, nothing for its collector), and a worker decodes each line of its block.
+ * without decoding it (no string per line, nothing for its collector), and a worker decodes and splits its block.
  * The lines are those the main thread's reader gives (main.ts: a BOM at the start dropped, a trailing CR dropped, a
  * line longer than MAX_LINE characters cut there), and UTF-8 decodes the same line by line as in one stream: a line
  * break (0x0A) is never part of a multi-byte sequence.
