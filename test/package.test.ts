@@ -126,7 +126,7 @@ describe("the CLI's offline worker thread", () => {
         console.log(JSON.stringify([result.seq, result.count, lines.map((e) => [e.index, e.inputData, e.status])]));
         void worker.terminate();
       });
-      worker.postMessage({ seq: 3, start: 10, lines: 'jane@example.org\\nno-at-sign' });`;
+      worker.postMessage({ seq: 3, start: 10, block: new TextEncoder().encode('jane@example.org\\r\\nno-at-sign\\n') });`;
     const expected = [3, 2, [[10, 'jane@example.org', 'Success'], [11, 'no-at-sign', 'AtSignNotFound']]];
     expect(run('offline-worker-esm.cjs', probe('offline-worker.js'))).toEqual(expected);
     expect(run('offline-worker-cjs.cjs', probe('offline-worker.cjs'))).toEqual(expected);

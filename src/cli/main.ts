@@ -12,14 +12,15 @@
 import { createReadStream, createWriteStream, readFileSync, statSync, type ReadStream, type WriteStream } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { Readable } from 'node:stream';
-import { DEDUPLICATION_MODES, type Deduplication } from '../engine/dedupe.js';
+import { DEDUPLICATION_MODES, type Deduplication } from '../engine/deduplication-modes.js';
 import { ENTRY_FIELDS } from '../engine/entry.js';
-import { createVerifier, type BatchInput, type Verifier, type VerifierOptions } from '../engine/verifier.js';
+import type { BatchInput, Verifier, VerifierOptions } from '../engine/verifier.js';
 import { closestName } from '../options/names.js';
 import { ENGINE_FLAGS, UsageError, engineOptionsOf, ineffectiveFlagsWarning, usage, wholeNumber } from './engine-flags.js';
 import { parseFlags } from './flags.js';
 import { serve } from './serve.js';
 import { csvAddresses, csvText, CSV_FORMULAS, MAX_RECORD_SIZE, type CsvFormulas } from './csv.js';
+import { lineBlocks, MAX_LINE } from './offline/line-blocks.js';
 import { runOffline } from './offline/pool.js';
 import { BatchedWriter } from './output.js';
 import { ProgressLine, RunObserver, Tally, type RunState } from './report.js';
@@ -319,12 +320,6 @@ async function* lineBatches(stream: Readable): AsyncGenerator<string[]> {
   if (pending !== '' || overlong) yield [overlong ? pending : lineAt(pending, 0, pending.length)];
 }
 
-/**
- * The longest line read whole (64 Ki characters, far beyond the 254 octets of an address); a longer one is cut
- * there, and its result is that of the cut text.
- */
-const MAX_LINE = 65_536;
-
 /** The text, cut at MAX_LINE, and whether it was cut. */
 const capped = (text: string): [string, boolean] => (text.length > MAX_LINE ? [text.slice(0, MAX_LINE), true] : [text, false]);
 
@@ -398,7 +393,9 @@ async function check(options: CheckOptions): Promise<void> {
   // Offline without duplicate marking, every input's result depends on it alone: chunks go to worker threads.
   const threads = threadsFor(options);
   const onWorkers = options.checks === 'syntax' && options.deduplication === 'Off' && threads > 1;
-  const verifier = onWorkers ? undefined : usage(() => createVerifier({ ...options.engine, checks: options.checks, observer: seen }));
+  // Loaded only when this thread verifies: on worker threads, the main thread only reads and writes.
+  const createVerifier = onWorkers ? undefined : (await import('../engine/verifier.js')).createVerifier;
+  const verifier = createVerifier === undefined ? undefined : usage(() => createVerifier({ ...options.engine, checks: options.checks, observer: seen }));
   const started = performance.now();
   const source = options.source === '-' ? process.stdin : createReadStream(options.source);
   const input = new InputState();
@@ -415,8 +412,8 @@ async function check(options: CheckOptions): Promise<void> {
       await runOffline({
         threads,
         worker: { engine: { syntax, allowPrivateAddresses }, output: options.output, csvFormulas: options.csvFormulas },
-        batches: inputBatches(options, source),
-        plainLines: options.input === 'text',
+        // Lines of text cross as bytes, cut into lines by the workers; other inputs are read here.
+        batches: options.input === 'text' ? lineBlocks(source) : inputBatches(options, source),
         writer,
         tally,
         input,

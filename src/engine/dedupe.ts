@@ -12,10 +12,9 @@ import { providerRuleFor } from '../syntax/provider-rules.js';
 import type { ParseResult } from '../syntax/types.js';
 import { ATEXT } from '../syntax/chars.js';
 import { mailboxName } from '../syntax/local-part.js';
+import type { Deduplication } from './deduplication-modes.js';
 
-export type Deduplication = 'Off' | 'Safe' | 'Relaxed';
-
-export const DEDUPLICATION_MODES: readonly Deduplication[] = ['Off', 'Safe', 'Relaxed'];
+export { DEDUPLICATION_MODES, type Deduplication } from './deduplication-modes.js';
 
 /** The key of an input under `mode` ('Safe' or 'Relaxed'). */
 export function deduplicationKey(input: string, parsed: ParseResult, mode: Exclude<Deduplication, 'Off'>): string {

@@ -1,6 +1,9 @@
 // `mailverify check --checks syntax` on worker threads: the same bytes as on the main thread (`--threads 1`, the
 // engine's verifyMany), for every input and output format, run from the build (`npm test` builds dist/ first).
 import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -118,6 +121,66 @@ describe('mailverify check --checks syntax on worker threads', () => {
     expect(csvMain.code).toBe(1);
     expect(csvMain.stderr).toMatch(/line 4002 of the input starts a CSV record longer than/);
     expect(csvWorkers).toEqual(csvMain);
+  });
+
+  it('writes the same for bytes that are not UTF-8 and for long lines of multi-byte characters', () => {
+    const file = join(dir, 'bytes.txt');
+    writeFileSync(
+      file,
+      Buffer.concat([
+        Buffer.from(many.slice(0, 2000).join('\n') + '\n', 'utf8'),
+        Buffer.from([0xe2, 0x82, 0x0a, 0xff, 0x61, 0x40, 0x62, 0x0a]),
+        Buffer.from('€'.repeat(200_000) + '@example.org\n' + '😀'.repeat(40_000) + '\r\n' + many.slice(2000).join('\r\n'), 'utf8'),
+        Buffer.from([0x0a, 0xc3]),
+      ]),
+    );
+    const [main, workers] = bothWays(['check', file]);
+    expect(main.code).toBe(0);
+    expect(main.stdout.split('\n').length - 1).toBe(many.length + 5);
+    expect(workers).toEqual(main);
+  });
+
+  it('reads no further than a slow reader takes its output, and gives it every result once, in order', async () => {
+    const lineCount = 300_000;
+    const child = spawn(process.execPath, [cli, 'check', '-', '--threads', '2', '--quiet']);
+    let pulled = 0;
+    let next = 0;
+    const source = new Readable({
+      highWaterMark: 16 * 1024,
+      read() {
+        let text = '';
+        for (; next < lineCount && text.length < 16 * 1024; next++) text += `user${next}@example.org\n`;
+        pulled += text.length;
+        this.push(text === '' ? null : text);
+      },
+    });
+    source.pipe(child.stdin);
+    const exited = once(child, 'close');
+    // Results are coming; then nothing is read from the output until the input stops being read.
+    await once(child.stdout, 'readable');
+    for (let last = -1, steady = 0; steady < 5; ) {
+      await sleep(100);
+      steady = pulled === last ? steady + 1 : 0;
+      last = pulled;
+    }
+    // Of 6.8 MB: what the pipes, the chunks under way and the unread output hold (some 250 kB), not the input.
+    expect(pulled).toBeLessThan(1 << 20);
+
+    let expected = 0;
+    let pending = '';
+    let misplaced: string | undefined;
+    for await (const chunk of child.stdout.setEncoding('utf8') as AsyncIterable<string>) {
+      const lines = (pending + chunk).split('\n');
+      pending = lines.pop()!;
+      for (const line of lines) {
+        if (!line.startsWith(`{"index":${expected},"inputData":"user${expected}@example.org"`)) misplaced ??= line.slice(0, 60);
+        expected++;
+      }
+    }
+    expect(misplaced).toBeUndefined();
+    expect(pending).toBe('');
+    expect(expected).toBe(lineCount);
+    expect(await exited).toEqual([0, null]);
   });
 
   it('stops quietly when the reader of its output goes away', async () => {

@@ -11,11 +11,11 @@ export interface OfflineWorkerData {
 }
 
 /**
- * A chunk of inputs, the first one's index `start`: plain lines joined by line breaks (lines of text never hold one,
- * and one string crosses threads faster than many), or the inputs themselves.
+ * A chunk of inputs, the first one's index `start`: lines of text as their bytes (a LineBlock's, transferred), or
+ * the inputs themselves (CSV, JSON Lines).
  */
 export type ChunkMessage =
-  | { readonly seq: number; readonly start: number; readonly lines: string }
+  | { readonly seq: number; readonly start: number; readonly block: Uint8Array }
   | { readonly seq: number; readonly start: number; readonly items: readonly BatchInput[] };
 
 /** The memory of a result's bytes, written: the worker encodes a later chunk into it. */

@@ -6,6 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createOfflineCheck } from '../../engine/offline.js';
 import { EncodedChunk } from '../output.js';
+import { linesOfBlock } from './line-blocks.js';
 import type { ChunkMessage, OfflineWorkerData, ResultMessage, SpareMessage } from './messages.js';
 
 /** Bytes a result usually takes: the first buffer of a chunk is sized by it (it grows when needed). */
@@ -23,7 +24,7 @@ port.on('message', (message: ChunkMessage | SpareMessage) => {
     return;
   }
   const chunk = message;
-  const items = 'lines' in chunk ? chunk.lines.split('\n') : chunk.items;
+  const items = 'block' in chunk ? linesOfBlock(chunk.block) : chunk.items;
   const encoded = new EncodedChunk(settings.output, settings.csvFormulas, items.length * EXPECTED_BYTES_PER_RESULT, spares.pop());
   const classifications = new Map<string, number>();
   const statuses = new Map<string, number>();
