@@ -41,13 +41,20 @@ interface Written {
 
 /**
  * The zip file of `parts` followed by a part named `name` whose bytes are `chunks`, deflated at `level`. An error
- * of `chunks` destroys the returned stream with it; destroying the stream stops reading `chunks`.
+ * of `chunks` destroys the returned stream with it; destroying the stream stops reading `chunks`. `zip64Above`
+ * lowers the size or offset past which Zip64 records are written, for tests.
  */
-export function zipStream(parts: readonly ZipPart[], name: string, chunks: AsyncIterable<Buffer>, level: number): Readable {
-  return Readable.from(zipChunks(parts, name, chunks, level), { objectMode: false, highWaterMark: 1 });
+export function zipStream(
+  parts: readonly ZipPart[],
+  name: string,
+  chunks: AsyncIterable<Buffer>,
+  level: number,
+  { zip64Above = MAX_32 }: { readonly zip64Above?: number } = {},
+): Readable {
+  return Readable.from(zipChunks(parts, name, chunks, level, zip64Above), { objectMode: false, highWaterMark: 1 });
 }
 
-async function* zipChunks(parts: readonly ZipPart[], name: string, chunks: AsyncIterable<Buffer>, level: number): AsyncGenerator<Buffer> {
+async function* zipChunks(parts: readonly ZipPart[], name: string, chunks: AsyncIterable<Buffer>, level: number, zip64Above: number): AsyncGenerator<Buffer> {
   const time = dosTime(new Date());
   const written: Written[] = [];
   let offset = 0;
@@ -84,16 +91,15 @@ async function* zipChunks(parts: readonly ZipPart[], name: string, chunks: Async
   }
   const entry = { ...streamed, crc, size, compressedSize };
   written.push(entry);
-  const descriptor = dataDescriptor(entry);
+  const descriptor = dataDescriptor(entry, zip64Above);
   offset += compressedSize + descriptor.length;
   yield descriptor;
 
-  const directory = Buffer.concat(written.map((each) => centralHeader(each, time)));
+  const directory = Buffer.concat(written.map((each) => centralHeader(each, time, zip64Above)));
   yield directory;
-  yield endOfCentralDirectory(written.length, directory.length, offset);
+  yield endOfCentralDirectory(written.length, directory.length, offset, zip64Above);
 }
 
-const zip64 = (entry: Written): boolean => entry.size > MAX_32 || entry.compressedSize > MAX_32 || entry.offset > MAX_32;
 
 /** APPNOTE 4.3.7. Sizes after the data are written as 0 here. */
 function localHeader(entry: Written, time: { time: number; date: number }): Buffer {
@@ -114,8 +120,8 @@ function localHeader(entry: Written, time: { time: number; date: number }): Buff
 }
 
 /** APPNOTE 4.3.9: with 8-byte sizes once a size is past 32 bits. */
-function dataDescriptor(entry: Written): Buffer {
-  const wide = entry.size > MAX_32 || entry.compressedSize > MAX_32;
+function dataDescriptor(entry: Written, zip64Above: number): Buffer {
+  const wide = entry.size > zip64Above || entry.compressedSize > zip64Above;
   const descriptor = Buffer.alloc(wide ? 24 : 16);
   descriptor.writeUInt32LE(DATA_DESCRIPTOR, 0);
   descriptor.writeUInt32LE(entry.crc, 4);
@@ -130,8 +136,8 @@ function dataDescriptor(entry: Written): Buffer {
 }
 
 /** APPNOTE 4.3.12, with the Zip64 extended information extra field (4.5.3) where a size or the offset needs it. */
-function centralHeader(entry: Written, time: { time: number; date: number }): Buffer {
-  const wide = zip64(entry);
+function centralHeader(entry: Written, time: { time: number; date: number }, zip64Above: number): Buffer {
+  const wide = entry.size > zip64Above || entry.compressedSize > zip64Above || entry.offset > zip64Above;
   const header = Buffer.alloc(46);
   header.writeUInt32LE(CENTRAL_HEADER, 0);
   header.writeUInt16LE(wide ? VERSION_ZIP64 : VERSION, 4); // made by: MS-DOS (upper byte 0)
@@ -158,9 +164,9 @@ function centralHeader(entry: Written, time: { time: number; date: number }): Bu
 }
 
 /** APPNOTE 4.3.16, after the Zip64 end record and its locator (4.3.14, 4.3.15) when the directory starts past 32 bits. */
-function endOfCentralDirectory(entries: number, directorySize: number, directoryOffset: number): Buffer {
+function endOfCentralDirectory(entries: number, directorySize: number, directoryOffset: number, zip64Above: number): Buffer {
   const end = Buffer.alloc(22);
-  const wide = directoryOffset > MAX_32 || directorySize > MAX_32;
+  const wide = directoryOffset > zip64Above || directorySize > zip64Above;
   end.writeUInt32LE(END_OF_CENTRAL_DIRECTORY, 0);
   end.writeUInt16LE(entries, 8);
   end.writeUInt16LE(entries, 10);
