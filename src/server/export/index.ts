@@ -6,13 +6,13 @@
  * error handler, as for any request).
  */
 import type { FastifyReply } from 'fastify';
+import type { Entry } from '../../engine/entry.js';
 import type { EntryFilter, JobRecord, JobStore } from '../../jobs/types.js';
 import { ProblemError } from '../problems.js';
 import { XLS_MAX_ROWS } from './biff8.js';
 import { csvStream } from './csv.js';
 import { EXPORT_TYPES } from './negotiate.js';
 import { JobGoneError, entryPages } from '../../jobs/pages.js';
-import type { Entry } from '../../engine/entry.js';
 import { EXPORT_PAGE } from './rows.js';
 import { xlsFile } from './xls.js';
 import { xlsxStream } from './xlsx.js';

@@ -1,9 +1,8 @@
 /**
  * xlsx export (ECMA-376 SpreadsheetML), written by the project: one worksheet streamed a page of rows at a time as XML
  * into a zip entry that is deflated as it comes (zip.ts), so memory stays the size of a page whatever the size of the
- * job. Numbers
- * and booleans are typed cells; strings are inline (`inlineStr`: no shared-string table to hold). exceljs's streaming
- * writer did the same work with memory growing with the job (about 800 MB for a million entries).
+ * job. Numbers and booleans are typed cells; strings are inline (`inlineStr`: no shared-string table to hold).
+ * exceljs's streaming writer did the same work with memory growing with the job (about 800 MB for a million entries).
  */
 import type { Readable } from 'node:stream';
 import type { Entry } from '../../engine/entry.js';

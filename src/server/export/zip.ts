@@ -100,7 +100,6 @@ async function* zipChunks(parts: readonly ZipPart[], name: string, chunks: Async
   yield endOfCentralDirectory(written.length, directory.length, offset, zip64Above);
 }
 
-
 /** APPNOTE 4.3.7. Sizes after the data are written as 0 here. */
 function localHeader(entry: Written, time: { time: number; date: number }): Buffer {
   const header = Buffer.alloc(30);
