@@ -61,7 +61,7 @@ const COLUMNS = HEADER.map((_, i) => String.fromCharCode(0x41 + i));
 
 /**
  * The worksheet's deflate level: zlib's fastest. The XML repeats itself so much that level 1 already makes it about
- * a tenth of its size, at a fraction of the default level's time (bench/server/export.ts).
+ * a twelfth of its size (557 MB of XML to 48 MB for a million entries), at a fraction of the default level's time.
  */
 const SHEET_DEFLATE_LEVEL = 1;
 
