@@ -255,9 +255,23 @@ describe('export formats', () => {
     expect(rows.slice(1).flat().some((cell) => typeof cell === 'boolean')).toBe(true);
   });
 
+  it('xlsx: SheetJS reads every cell with its value and type, absent fields left empty', async () => {
+    const answer = await call('GET', `/v2.7/email-validations/${id}/entries`, { accept: XLSX_TYPE });
+    const workbook = XLSX.read(answer.bytes, { type: 'buffer' });
+    expect(workbook.SheetNames).toEqual(['entries']);
+    const sheet = workbook.Sheets['entries']!;
+    expect(sheet['!ref']).toBe(`A1:${String.fromCharCode(0x40 + ENTRY_FIELDS.length)}${entries.length + 1}`);
+    const expected = [[...ENTRY_FIELDS], ...entries.map(expectedCells)];
+    const types = (row: ReadonlyArray<unknown>) => row.map((cell) => (cell === null ? '' : typeof cell === 'number' ? 'n' : typeof cell === 'boolean' ? 'b' : 's'));
+    const read = expected.map((row, r) => row.map((_, c) => sheet[XLSX.utils.encode_cell({ r, c })] as XLSX.CellObject | undefined));
+    expect(read.map((row) => row.map((cell) => (cell === undefined ? null : cell.v)))).toEqual(expected);
+    expect(read.map((row) => row.map((cell) => cell?.t ?? ''))).toEqual(expected.map(types));
+  });
+
   // Lone surrogates never reach a job: a submission holding one is refused (test/server/hostile.test.ts).
   it('xlsx: text that XML cannot carry as it is (markup, controls, edge spaces) comes back as written, in two readers', async () => {
-    const tricky = ['<a&b>@example.org', 'ctl\u0001\u001f@example.org', '  spaced@example.org ', '_x0041_@example.org', 'ok@example.org'];
+    // A cell written without its reference must not hold an `r="..."` that SheetJS would take for one.
+    const tricky = ['<a&b>@example.org', 'ctl\u0001\u001f@example.org', '  spaced@example.org ', '_x0041_@example.org', `r="Z9" r='B2'@example.org`, 'ok@example.org'];
     const jobId = await completedJob(tricky.map((inputData, i) => ({ inputData, custom: `${tricky[i]!.slice(0, 40)}` })));
     const answer = await call('GET', `/v2.7/email-validations/${jobId}/entries`, { accept: XLSX_TYPE });
     expect(answer.status).toBe(200);

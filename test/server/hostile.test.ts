@@ -2,7 +2,7 @@
 // right status and a problem document (never a 500, never Fastify's or Node's own text), nothing the client sent is
 // silently changed before it is verified, no foreign host is echoed, and a token outlives neither the password it
 // was issued under nor an `exp` it lacks.
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, truncateSync, writeSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
@@ -446,27 +446,9 @@ describe('a read cut by a deletion', () => {
     }
   }
 
-  /** A completed job of `count` entries (offline checks: done at once). */
-  async function bigJob(count: number, path = 'v2.7'): Promise<string> {
-    const entries = Array.from({ length: count }, (_, i) => ({ inputData: `user${i}@example${i % 97}.com`, custom: `row ${i}` }));
-    const response = await fetch(`${server.origin}/${path}/email-validations${path === 'v2.7' ? '?waitTime=30000' : ''}`, {
-      method: 'POST',
-      headers: JSON_AUTH,
-      body: JSON.stringify({ entries }),
-    });
-    const body: any = await response.json();
-    const id: string = path === 'v2.7' ? body.overview.id : body.uniqueID;
-    // Wait until it is complete (the 1.4 POST answers at once).
-    for (;;) {
-      const overview: any = await (await fetch(`${server.origin}/v2.7/email-validations/${id}/overview`, { headers: AUTH })).json();
-      if (overview.status === 'Completed') return id;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-
   it('ends a CSV or xlsx export as an aborted response, never as a complete file', async () => {
     for (const accept of ['text/csv', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet']) {
-      const id = await bigJob(150_000);
+      const id = await bigJob(server.origin, 150_000);
       const read = await readAcrossDeletion(`${server.origin}/v2.7/email-validations/${id}/entries`, accept, id);
       expect(read.status, accept).toBe(200);
       expect(read.ended, accept).toBe('aborted');
@@ -474,9 +456,75 @@ describe('a read cut by a deletion', () => {
   }, 120_000);
 
   it('ends a 1.4 snapshot as an aborted response, never as complete-looking JSON', async () => {
-    const id = await bigJob(150_000, 'v1.4');
+    const id = await bigJob(server.origin, 150_000, 'v1.4');
     const read = await readAcrossDeletion(`${server.origin}/v1.4/email-validations/${id}`, 'application/json', id);
     expect(read.status).toBe(200);
     expect(read.ended).toBe('aborted');
   }, 120_000);
 });
+
+describe('corruption met during an export', () => {
+  it('logs an error naming the job and cuts the CSV or xlsx answer off', async () => {
+    for (const [format, accept] of [['csv', 'text/csv'], ['xlsx', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet']] as const) {
+      const data = join(dir, `corrupt-${format}`);
+      const logged = await start(data, PASSWORD, ['--log-level', 'info']);
+      let id: string;
+      let requestId: string;
+      let ended: 'complete' | 'aborted' = 'complete';
+      try {
+        id = await bigJob(logged.origin, 150_000);
+        const response = await fetch(`${logged.origin}/v2.7/email-validations/${id}/entries`, { headers: { ...AUTH, accept } });
+        expect(response.status).toBe(200);
+        requestId = response.headers.get('x-request-id')!;
+        const reader = response.body!.getReader();
+        await reader.read();
+        // Everything past the database's first page (its header and the schema's root) overwritten while the export
+        // runs: the pages it reads next are garbage to SQLite.
+        const file = openSync(join(data, 'mailverify.db'), 'r+');
+        const garbage = Buffer.alloc(fstatSync(file).size - 4096, 0x5a);
+        writeSync(file, garbage, 0, garbage.length, 4096);
+        closeSync(file);
+        try {
+          while (!(await reader.read()).done);
+        } catch {
+          ended = 'aborted';
+        }
+        await until(() => logLines(logged.stderr()).some((line) => line.level >= 50 && line.reqId === requestId));
+      } finally {
+        await logged.stop();
+      }
+      expect(ended, format).toBe('aborted');
+      const lines = logLines(logged.stderr());
+      // One error for the export, naming the job and the store's code; nothing else logs the export's failure as an
+      // error again (other work meeting the corruption, such as a purge, may log its own).
+      const cutOff = lines.find((line) => line.jobId === id! && line.level >= 50);
+      expect(cutOff, format).toMatchObject({ msg: 'export cut off: the job store failed while the entries were read', err: { code: 'SQLITE_CORRUPT' } });
+      expect(lines.filter((line) => line.level >= 50 && line.reqId === requestId!), format).toEqual([cutOff]);
+      expect(logged.stderr()).not.toContain(PASSWORD);
+      expect(logged.stderr()).not.toContain(AUTH.authorization.slice('Basic '.length));
+    }
+  }, 120_000);
+});
+
+/** The JSON lines of a server's log. */
+function logLines(stderr: string): any[] {
+  return stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+}
+
+/** A completed job of `count` entries (offline checks: done at once). */
+async function bigJob(origin: string, count: number, path = 'v2.7'): Promise<string> {
+  const entries = Array.from({ length: count }, (_, i) => ({ inputData: `user${i}@example${i % 97}.com`, custom: `row ${i}` }));
+  const response = await fetch(`${origin}/${path}/email-validations${path === 'v2.7' ? '?waitTime=30000' : ''}`, {
+    method: 'POST',
+    headers: JSON_AUTH,
+    body: JSON.stringify({ entries }),
+  });
+  const body: any = await response.json();
+  const id: string = path === 'v2.7' ? body.overview.id : body.uniqueID;
+  // Wait until it is complete (the 1.4 POST answers at once).
+  for (;;) {
+    const overview: any = await (await fetch(`${origin}/v2.7/email-validations/${id}/overview`, { headers: AUTH })).json();
+    if (overview.status === 'Completed') return id;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
