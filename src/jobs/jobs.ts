@@ -14,7 +14,7 @@ import type { Verifier } from '../engine/verifier.js';
 import { completionEvent } from './callbacks.js';
 import { isoTime, realClock, type Clock } from './clock.js';
 import { entryPages } from './pages.js';
-import type { JobInput, JobRecord, JobStore, NewJob, PendingInput } from './types.js';
+import type { JobDraft, JobInput, JobRecord, JobStore, NewJob, PendingInput } from './types.js';
 
 export interface JobsOptions {
   readonly store: JobStore;
@@ -65,6 +65,37 @@ export class Jobs {
     const record = await this.options.store.createJob(job, inputs);
     this.start(record);
     return record;
+  }
+
+  /**
+   * A job whose inputs are stored while they arrive (a streamed submission): `commit` makes it whole and starts it,
+   * `discard` leaves nothing. A store without drafts gets the inputs at the commit, held in memory until then.
+   */
+  draft(): JobDraft {
+    if (this.closing) throw new Error('jobs: closed');
+    const { store } = this.options;
+    // Made at the first input: a submission refused before any (a body too large) costs the store nothing.
+    let made: Promise<JobDraft> | undefined;
+    const storeDraft = (): Promise<JobDraft> => (made ??= store.draftJob !== undefined ? store.draftJob() : Promise.resolve(inMemoryDraft(store)));
+    return {
+      add: async (inputs) => (await storeDraft()).add(inputs),
+      clear: async () => {
+        if (made !== undefined) await (await made).clear();
+      },
+      discard: async () => {
+        if (made !== undefined) await (await made).discard();
+      },
+      commit: async (job) => {
+        const draft = await storeDraft();
+        if (this.closing) {
+          await draft.discard();
+          throw new Error('jobs: closed');
+        }
+        const record = await draft.commit(job);
+        this.start(record);
+        return record;
+      },
+    };
   }
 
   get(id: string): Promise<JobRecord | null> {
@@ -129,6 +160,23 @@ export class Jobs {
   report(error: unknown, jobId: string): void {
     (this.options.onError ?? ((e: unknown, id: string) => console.error(`mailverify: job ${id} failed:`, e)))(error, jobId);
   }
+}
+
+/** The draft of a store without drafts of its own: inputs held until the commit hands them to `createJob`. */
+function inMemoryDraft(store: JobStore): JobDraft {
+  let inputs: JobInput[] = [];
+  return {
+    add: async (more) => {
+      for (const input of more) inputs.push(input);
+    },
+    clear: async () => {
+      inputs = [];
+    },
+    commit: (job) => store.createJob(job, inputs),
+    discard: async () => {
+      inputs = [];
+    },
+  };
 }
 
 /** One job on the planner: reads its inputs from the store, writes its results back in batches. */

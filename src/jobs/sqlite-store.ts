@@ -14,6 +14,7 @@
  * Every method runs synchronously on the connection and answers with a settled promise; SQLite errors reject with
  * SQLite's message.
  */
+import { randomUUID } from 'node:crypto';
 import { closeSync, openSync } from 'node:fs';
 import Database from 'libsql';
 import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
@@ -25,6 +26,7 @@ import type {
   CallbackSettings,
   EntryFilter,
   EntryPageQuery,
+  JobDraft,
   JobInput,
   JobInterface,
   JobListQuery,
@@ -223,61 +225,111 @@ export class SqliteJobStore implements JobStore {
 
   async createJob(job: NewJob, inputs: readonly JobInput[]): Promise<JobRecord> {
     checkIso('createdOn', job.createdOn);
-    const insertJob = this.#statement(
-      `INSERT INTO jobs (id, owner, client_ip, name, quality, deduplication, priority, retention_ms, callback, interface,
-         created_on, status, no_of_entries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '${CREATING}', ?)`,
-    );
+    const draft = await this.draftJob();
+    try {
+      await draft.add(inputs);
+      return await draft.commit(job);
+    } catch (error) {
+      if (!this.#closed) await draft.discard();
+      throw error;
+    }
+  }
+
+  /**
+   * A job row in the `Creating` state (invisible, never run, removed at the next opening if the process stops
+   * first), filled with its inputs a transaction at a time and given its settings when committed.
+   */
+  async draftJob(): Promise<JobDraft> {
+    const sequence = this.#write(() => {
+      const { lastInsertRowid } = this.#statement(
+        `INSERT INTO jobs (id, owner, client_ip, quality, deduplication, interface, created_on, status, no_of_entries)
+         VALUES (?, '', '', '', '', '', '', '${CREATING}', 0)`,
+      ).run([`creating:${randomUUID()}`]);
+      return Number(lastInsertRowid);
+    });
+    let count = 0;
+    let ended = false;
+    const open = (): void => {
+      if (ended) throw new Error('the job draft is already committed or discarded');
+    };
+    return {
+      add: async (inputs) => {
+        open();
+        await this.#insertInputs(sequence, count, inputs);
+        count += inputs.length;
+      },
+      clear: async () => {
+        open();
+        await this.#deleteEntries(sequence);
+        count = 0;
+      },
+      commit: async (job) => {
+        open();
+        checkIso('createdOn', job.createdOn);
+        this.#write(() =>
+          this.#statement(
+            `UPDATE jobs SET id = ?, owner = ?, client_ip = ?, name = ?, quality = ?, deduplication = ?, priority = ?,
+               retention_ms = ?, callback = ?, interface = ?, created_on = ?, status = 'InProgress', no_of_entries = ?
+             WHERE sequence = ?`,
+          ).run([
+            job.id,
+            job.owner,
+            job.clientIP,
+            job.name ?? null,
+            job.quality,
+            job.deduplication,
+            job.priority ?? null,
+            job.retentionMs ?? null,
+            job.callback === undefined ? null : JSON.stringify(job.callback),
+            job.interface,
+            job.createdOn,
+            count,
+            sequence,
+          ]),
+        );
+        ended = true;
+        return { ...job, status: 'InProgress', noOfEntries: count, noOfCompleted: 0, sequence };
+      },
+      discard: async () => {
+        if (ended) return;
+        ended = true;
+        // Closed meanwhile: the next opening removes the draft.
+        if (this.#closed) return;
+        await this.#deleteEntries(sequence);
+        if (!this.#closed) this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([sequence]));
+      },
+    };
+  }
+
+  /** Inserts inputs from job index `first` on, CREATE_BATCH per transaction with a turn of the event loop between. */
+  async #insertInputs(sequence: number, first: number, inputs: readonly JobInput[]): Promise<void> {
     const insertInput = this.#statement('INSERT INTO entries (job, idx, input_data, custom) VALUES (?, ?, ?, ?)');
     const insertInputs = this.#statement(
       `INSERT INTO entries (job, idx, input_data, custom) VALUES ${new Array<string>(INSERT_ROWS).fill('(?, ?, ?, ?)').join(', ')}`,
     );
-    const sequence = this.#write(() => {
-      const { lastInsertRowid } = insertJob.run([
-        job.id,
-        job.owner,
-        job.clientIP,
-        job.name ?? null,
-        job.quality,
-        job.deduplication,
-        job.priority ?? null,
-        job.retentionMs ?? null,
-        job.callback === undefined ? null : JSON.stringify(job.callback),
-        job.interface,
-        job.createdOn,
-        inputs.length,
-      ]);
-      return Number(lastInsertRowid);
-    });
-    try {
-      // Many rows per statement: each call into SQLite costs more than the row it inserts.
-      const values = new Array<unknown>(4 * INSERT_ROWS);
-      for (let start = 0; start < inputs.length; start += CREATE_BATCH) {
-        if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-        const end = Math.min(start + CREATE_BATCH, inputs.length);
-        this.#write(() => {
-          let index = start;
-          for (; index + INSERT_ROWS <= end; index += INSERT_ROWS) {
-            for (let row = 0, at = 0; row < INSERT_ROWS; row++, at += 4) {
-              const input = inputs[index + row]!;
-              values[at] = sequence;
-              values[at + 1] = index + row;
-              values[at + 2] = input.inputData;
-              values[at + 3] = input.custom ?? null;
-            }
-            insertInputs.run(values);
+    // Many rows per statement: each call into SQLite costs more than the row it inserts.
+    const values = new Array<unknown>(4 * INSERT_ROWS);
+    for (let start = 0; start < inputs.length; start += CREATE_BATCH) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      const end = Math.min(start + CREATE_BATCH, inputs.length);
+      this.#write(() => {
+        let index = start;
+        for (; index + INSERT_ROWS <= end; index += INSERT_ROWS) {
+          for (let row = 0, at = 0; row < INSERT_ROWS; row++, at += 4) {
+            const input = inputs[index + row]!;
+            values[at] = sequence;
+            values[at + 1] = first + index + row;
+            values[at + 2] = input.inputData;
+            values[at + 3] = input.custom ?? null;
           }
-          for (; index < end; index++) {
-            const input = inputs[index]!;
-            insertInput.run([sequence, index, input.inputData, input.custom ?? null]);
-          }
-        });
-      }
-      this.#write(() => this.#statement(`UPDATE jobs SET status = 'InProgress' WHERE sequence = ?`).run([sequence]));
-    } catch (error) {
-      if (!this.#closed) this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([sequence]));
-      throw error;
+          insertInputs.run(values);
+        }
+        for (; index < end; index++) {
+          const input = inputs[index]!;
+          insertInput.run([sequence, first + index, input.inputData, input.custom ?? null]);
+        }
+      });
     }
-    return { ...job, status: 'InProgress', noOfEntries: inputs.length, noOfCompleted: 0, sequence };
   }
 
   async getJob(id: string): Promise<JobRecord | null> {
