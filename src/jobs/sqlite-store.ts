@@ -191,6 +191,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
 export class SqliteJobStore implements JobStore {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
+  readonly #synchronous: 'FULL' | 'NORMAL';
   #closed = false;
 
   /** Opens (creating or migrating) the database; `openSqliteStore` also finishes interrupted job endings. */
@@ -199,6 +200,7 @@ export class SqliteJobStore implements JobStore {
     if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
       throw new TypeError(`synchronous: FULL or NORMAL, not ${String(synchronous)}`);
     }
+    this.#synchronous = synchronous;
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
       throw new TypeError('busyTimeoutMs: a non-negative integer');
@@ -255,7 +257,7 @@ export class SqliteJobStore implements JobStore {
     return {
       add: async (inputs) => {
         open();
-        await this.#insertInputs(sequence, count, inputs);
+        await this.#insertInputs(sequence, count, inputs, 'NORMAL');
         count += inputs.length;
       },
       clear: async () => {
@@ -301,8 +303,12 @@ export class SqliteJobStore implements JobStore {
     };
   }
 
-  /** Inserts inputs from job index `first` on, CREATE_BATCH per transaction with a turn of the event loop between. */
-  async #insertInputs(sequence: number, first: number, inputs: readonly JobInput[]): Promise<void> {
+  /**
+   * Inserts inputs from job index `first` on, CREATE_BATCH per transaction with a turn of the event loop between.
+   * `NORMAL`: the transactions are not synced on their own (a draft's inputs need to last only once it is committed;
+   * the commit, at the store's level, syncs the WAL with every frame before it; in WAL mode NORMAL never corrupts).
+   */
+  async #insertInputs(sequence: number, first: number, inputs: readonly JobInput[], synchronous = this.#synchronous): Promise<void> {
     const insertInput = this.#statement('INSERT INTO entries (job, idx, input_data, custom) VALUES (?, ?, ?, ?)');
     const insertInputs = this.#statement(
       `INSERT INTO entries (job, idx, input_data, custom) VALUES ${new Array<string>(INSERT_ROWS).fill('(?, ?, ?, ?)').join(', ')}`,
@@ -312,7 +318,7 @@ export class SqliteJobStore implements JobStore {
     for (let start = 0; start < inputs.length; start += CREATE_BATCH) {
       if (start > 0) await new Promise((resolve) => setImmediate(resolve));
       const end = Math.min(start + CREATE_BATCH, inputs.length);
-      this.#write(() => {
+      this.#write(synchronous, () => {
         let index = start;
         for (; index + INSERT_ROWS <= end; index += INSERT_ROWS) {
           for (let row = 0, at = 0; row < INSERT_ROWS; row++, at += 4) {
@@ -704,18 +710,30 @@ export class SqliteJobStore implements JobStore {
     return statement;
   }
 
-  /** Runs `work` in one write transaction (IMMEDIATE: takes the write lock at once), rolled back if it throws. */
-  #write<T>(work: () => T): T {
+  /**
+   * Runs `work` in one write transaction (IMMEDIATE: takes the write lock at once), rolled back if it throws; with
+   * `synchronous` NORMAL, a transaction whose commit need not be synced (the connection's own level otherwise).
+   */
+  #write<T>(work: () => T): T;
+  #write<T>(synchronous: 'FULL' | 'NORMAL', work: () => T): T;
+  #write<T>(first: 'FULL' | 'NORMAL' | (() => T), second?: () => T): T {
     if (this.#closed) throw new Error('the job store is closed');
-    this.#db.exec('BEGIN IMMEDIATE');
+    const work = typeof first === 'function' ? first : second!;
+    const relaxed = typeof first === 'string' && first !== this.#synchronous;
+    if (relaxed) this.#db.exec(`PRAGMA synchronous = ${first}`);
     try {
-      const result = work();
-      this.#db.exec('COMMIT');
-      return result;
-    } catch (error) {
-      // SQLite rolls some failures back itself; roll back only what is still open.
-      if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
-      throw error;
+      this.#db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = work();
+        this.#db.exec('COMMIT');
+        return result;
+      } catch (error) {
+        // SQLite rolls some failures back itself; roll back only what is still open.
+        if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+        throw error;
+      }
+    } finally {
+      if (relaxed) this.#db.exec(`PRAGMA synchronous = ${this.#synchronous}`);
     }
   }
 
