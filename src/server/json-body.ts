@@ -135,6 +135,22 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
   /** The first bytes, until it is known whether they start with byte order marks. */
   let head: Buffer | null = Buffer.alloc(0);
   let boms = 0;
+  /**
+   * The first bytes without their byte order marks: the decoder of the buffered parser dropped one, secure-json-parse
+   * a second; a third is malformed JSON (which the tokenizer would let pass).
+   */
+  const afterByteOrderMarks = (start: Buffer): Buffer => {
+    let rest = start;
+    while (rest.subarray(0, BOM.length).equals(BOM)) {
+      if (boms === 2) {
+        jsonError = true;
+        break;
+      }
+      rest = rest.subarray(BOM.length);
+      boms++;
+    }
+    return rest;
+  };
 
   const feed = (bytes: Buffer): void => {
     if (bytes.length > 0 && !jsonError) tokenizer.write(bytes);
@@ -157,18 +173,10 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
     carried = Buffer.from(whole.subarray(cut));
     let text = bytes;
     if (head !== null) {
-      // The decoder of the buffered parser drops one byte order mark, and secure-json-parse a second one.
       head = Buffer.concat([head, bytes]);
-      while (boms < 2 && head.length >= BOM.length && head.subarray(0, BOM.length).equals(BOM)) {
-        head = head.subarray(BOM.length);
-        boms++;
-      }
-      if (boms === 2 || head.length >= BOM.length || !BOM.subarray(0, head.length).equals(head)) {
-        text = head;
-        head = null;
-      } else {
-        continue;
-      }
+      if (head.length < 3 * BOM.length && BOM.subarray(0, Math.min(head.length, BOM.length)).equals(head.subarray(0, BOM.length))) continue;
+      text = afterByteOrderMarks(head);
+      head = null;
     }
     feed(text);
     await reader.drain();
@@ -180,7 +188,7 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
     throw new ProblemError(400, 'The request body is not valid UTF-8.', '/problems/invalid-body');
   }
   if (received === 0) return result;
-  if (head !== null) feed(head);
+  if (head !== null) feed(afterByteOrderMarks(head));
   // A body of byte order marks only: one is an empty body to the buffered parser, two are malformed JSON.
   if (received === BOM.length && boms === 1) throw new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY();
   if (!jsonError && !tokenizer.isEnded) tokenizer.end();
