@@ -85,6 +85,10 @@ export function canonical<T extends string>(value: unknown, names: readonly T[])
   return names.find((name) => name.toLowerCase() === lower) ?? null;
 }
 
+/**
+ * A submission from a whole parsed body. The server reads JSON bodies as a stream instead (receiveSubmission and
+ * readStreamedSubmission), to the same answers: the tests hold the two against each other.
+ */
 export function readSubmission(body: unknown, limits: SubmissionLimits): Submission {
   if (!isObject(body)) throw invalidBody();
   const entries = body['entries'];
