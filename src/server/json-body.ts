@@ -157,29 +157,37 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
   };
 
   const chunks = payload.iterator({ destroyOnReturn: false });
-  for await (const chunk of withStatus(chunks)) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    received += bytes.length;
-    if (received > bodyLimit || (payload.receivedEncodedLength ?? 0) > bodyLimit) {
-      throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE();
+  let readToEnd = false;
+  try {
+    for await (const chunk of withStatus(chunks)) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+      received += bytes.length;
+      if (received > bodyLimit || (payload.receivedEncodedLength ?? 0) > bodyLimit) {
+        throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE();
+      }
+      if (notUtf8) continue;
+      const joined = carried.length === 0 ? bytes : Buffer.concat([carried, bytes]);
+      const cut = completeUtf8Length(joined);
+      if (!isUtf8(joined.subarray(0, cut))) {
+        notUtf8 = true;
+        continue;
+      }
+      carried = Buffer.from(joined.subarray(cut));
+      let text = bytes;
+      if (head !== null) {
+        head = Buffer.concat([head, bytes]);
+        if (head.length < 3 * BOM.length && BOM.subarray(0, Math.min(head.length, BOM.length)).equals(head.subarray(0, BOM.length))) continue;
+        text = afterByteOrderMarks(head);
+        head = null;
+      }
+      feed(text);
+      await reader.drain();
     }
-    if (notUtf8) continue;
-    const whole = carried.length === 0 ? bytes : Buffer.concat([carried, bytes]);
-    const cut = completeUtf8Length(whole);
-    if (!isUtf8(whole.subarray(0, cut))) {
-      notUtf8 = true;
-      continue;
-    }
-    carried = Buffer.from(whole.subarray(cut));
-    let text = bytes;
-    if (head !== null) {
-      head = Buffer.concat([head, bytes]);
-      if (head.length < 3 * BOM.length && BOM.subarray(0, Math.min(head.length, BOM.length)).equals(head.subarray(0, BOM.length))) continue;
-      text = afterByteOrderMarks(head);
-      head = null;
-    }
-    feed(text);
-    await reader.drain();
+    readToEnd = true;
+  } finally {
+    // A body left part-read (refused before its end) is read on to nothing, as Fastify does: the connection can then
+    // carry the client's next request.
+    if (!readToEnd) payload.resume();
   }
   if (contentLength !== undefined && (payload.receivedEncodedLength || received) !== contentLength) {
     throw new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH();

@@ -3,7 +3,7 @@
 // readSubmission), checked against that pipeline itself; entries are stored whole through a real listening server
 // and a real SQLite file, and a refused submission leaves no job and no row behind.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -90,7 +90,7 @@ function expected(bytes: Buffer, legacy = false): Outcome {
 }
 
 /** POST of `bytes` as they are (written in pieces of `piece` bytes), and the server's answer as an Outcome. */
-function submit(bytes: Buffer, options: { legacy?: boolean; headers?: Record<string, string>; piece?: number } = {}): Promise<Outcome> {
+function submit(bytes: Buffer, options: { legacy?: boolean; headers?: Record<string, string>; piece?: number; agent?: Agent } = {}): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(
       {
@@ -99,6 +99,8 @@ function submit(bytes: Buffer, options: { legacy?: boolean; headers?: Record<str
         method: 'POST',
         path: options.legacy === true ? '/v1.4/email-validations' : '/v2.7/email-validations',
         headers: { authorization: BASIC, 'content-type': 'application/json', ...options.headers },
+        // A connection of its own unless one is given: a refused body must not leave one the next request would reuse.
+        agent: options.agent ?? false,
       },
       (response) => {
         const chunks: Buffer[] = [];
@@ -191,7 +193,20 @@ describe('a JSON submission read as a stream', () => {
     expect(await submit(gzipSync(plain), { headers: { 'content-encoding': 'gzip' } })).toEqual({ entries: 20_000 });
     const invalid = body(`{"entries":[${entries(20_000)},{"inputData":7}]}`);
     expect(await submit(gzipSync(invalid), { headers: { 'content-encoding': 'gzip' } })).toEqual(expected(invalid));
-    expect(await submit(body('{}'), { headers: { 'content-length': String(BODY_LIMIT + 1) } }).catch(() => 'reset')).toMatchObject({ status: 413 });
+    expect(await submit(body('{}'), { headers: { 'content-length': String(BODY_LIMIT + 1) } })).toMatchObject({ status: 413 });
+  }, 60_000);
+
+  it('answers the next request of a keep-alive connection after a body refused before its end', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const tooLarge = Buffer.concat([body(`{"entries":[${entries(10)}`), Buffer.alloc(BODY_LIMIT, 0x20), body(']}')]);
+      expect(await submit(tooLarge, { agent })).toMatchObject({ status: 413 });
+      const invalid = body(`{"entries":[${entries(30_000)}],}`);
+      expect(await submit(invalid, { agent })).toMatchObject({ status: 400 });
+      expect(await submit(body(`{"entries":[${entries(3)}]}`), { agent })).toEqual({ entries: 3 });
+    } finally {
+      agent.destroy();
+    }
   }, 60_000);
 
   it('gets the answer of the buffered pipeline for generated bodies, cut into pieces anywhere', async () => {
