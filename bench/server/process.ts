@@ -25,8 +25,10 @@ export async function startServer(
   dataDir: string,
   verifier: VerifierOptions = { checks: 'syntax' },
   execArgv: string[] = [],
+  /** Another build of server.ts (a baseline's), default the one beside this bundle. */
+  script: string = SERVER,
 ): Promise<ServerProcess> {
-  const child: ChildProcess = fork(SERVER, [JSON.stringify({ dataDir, username: USERNAME, password: PASSWORD, verifier })], {
+  const child: ChildProcess = fork(script, [JSON.stringify({ dataDir, username: USERNAME, password: PASSWORD, verifier })], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     execArgv,
   });

@@ -84,6 +84,8 @@ const PROGRESS_INTERVAL_MS = 100;
 const YIELD_EVERY = 1024;
 const DEFAULT_PRIORITY = 127;
 const DEFAULT_READ_AHEAD = 10_000;
+/** Inputs read from an asynchronous source between two turns of the event loop. */
+const TURN_EVERY = 500;
 const BATCH_OPTION_NAMES: OptionNames = {
   deduplication: true,
   order: true,
@@ -349,7 +351,15 @@ export class BatchRun {
 
   private async pumpAsync(): Promise<void> {
     try {
+      let sinceTurn = 0;
       while (this.read - this.taken < this.options.readAhead && !this.stopped && this.failure === null) {
+        // An input that is always ready (a store's page) would chain the whole window in one macrotask, its offline
+        // stages with it: other work (a server's requests) gets a turn every so often.
+        if (++sinceTurn > TURN_EVERY) {
+          sinceTurn = 0;
+          await new Promise((resolve) => setImmediate(resolve));
+          if (this.stopped) return;
+        }
         const next = await this.asyncInput!.next();
         if (this.stopped) return;
         if (next.done) {

@@ -19,7 +19,7 @@ import type { Verifier } from '../engine/verifier.js';
 import { completionEvent } from './callbacks.js';
 import { isoTime, realClock, type Clock } from './clock.js';
 import { entryPages } from './pages.js';
-import { StorageFullError, type JobInput, type JobRecord, type JobStore, type NewJob, type PendingInput } from './types.js';
+import { StorageFullError, type JobDraft, type JobInput, type JobRecord, type JobStore, type NewJob, type PendingInput } from './types.js';
 
 /** The first wait before a write refused for a full disk is tried again; each wait doubles, up to the second. */
 const FULL_DISK_FIRST_RETRY_MS = 100;
@@ -74,6 +74,37 @@ export class Jobs {
     const record = await this.options.store.createJob(job, inputs);
     this.start(record);
     return record;
+  }
+
+  /**
+   * A job whose inputs are stored while they arrive (a streamed submission): `commit` makes it whole and starts it,
+   * `discard` leaves nothing. A store without drafts gets the inputs at the commit, held in memory until then.
+   */
+  draft(): JobDraft {
+    if (this.closing) throw new Error('jobs: closed');
+    const { store } = this.options;
+    // Made at the first input: a submission refused before any (a body too large) costs the store nothing.
+    let made: Promise<JobDraft> | undefined;
+    const storeDraft = (): Promise<JobDraft> => (made ??= store.draftJob !== undefined ? store.draftJob() : Promise.resolve(inMemoryDraft(store)));
+    return {
+      add: async (inputs) => (await storeDraft()).add(inputs),
+      clear: async () => {
+        if (made !== undefined) await (await made).clear();
+      },
+      discard: async () => {
+        if (made !== undefined) await (await made).discard();
+      },
+      commit: async (job) => {
+        const draft = await storeDraft();
+        if (this.closing) {
+          await draft.discard();
+          throw new Error('jobs: closed');
+        }
+        const record = await draft.commit(job);
+        this.start(record);
+        return record;
+      },
+    };
   }
 
   get(id: string): Promise<JobRecord | null> {
@@ -146,6 +177,23 @@ export class Jobs {
   report(error: unknown, jobId: string): void {
     (this.options.onError ?? ((e: unknown, id: string) => console.error(`mailverify: job ${id} failed:`, e)))(error, jobId);
   }
+}
+
+/** The draft of a store without drafts of its own: inputs held until the commit hands them to `createJob`. */
+function inMemoryDraft(store: JobStore): JobDraft {
+  let inputs: JobInput[] = [];
+  return {
+    add: async (more) => {
+      for (const input of more) inputs.push(input);
+    },
+    clear: async () => {
+      inputs = [];
+    },
+    commit: (job) => store.createJob(job, inputs),
+    discard: async () => {
+      inputs = [];
+    },
+  };
 }
 
 /** One job on the planner: reads its inputs from the store, writes its results back in batches. */

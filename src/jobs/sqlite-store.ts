@@ -20,6 +20,7 @@
  * refused this way leaves to do (the entries of a deleted job, a job whose creation failed) is done by the first
  * write that succeeds after it.
  */
+import { randomUUID } from 'node:crypto';
 import { closeSync, openSync } from 'node:fs';
 import Database from 'libsql';
 import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
@@ -32,6 +33,7 @@ import type {
   CallbackSettings,
   EntryFilter,
   EntryPageQuery,
+  JobDraft,
   JobInput,
   JobInterface,
   JobListQuery,
@@ -201,6 +203,7 @@ export class SqliteJobStore implements JobStore {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
   readonly #options: SqliteStoreOptions;
+  readonly #synchronous: 'FULL' | 'NORMAL';
   #closed = false;
   /** The last write was refused for a full disk. */
   #full = false;
@@ -215,6 +218,7 @@ export class SqliteJobStore implements JobStore {
       throw new TypeError(`synchronous: FULL or NORMAL, not ${String(synchronous)}`);
     }
     this.#options = options;
+    this.#synchronous = synchronous;
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
       throw new TypeError('busyTimeoutMs: a non-negative integer');
@@ -241,67 +245,121 @@ export class SqliteJobStore implements JobStore {
 
   async createJob(job: NewJob, inputs: readonly JobInput[]): Promise<JobRecord> {
     checkIso('createdOn', job.createdOn);
-    const insertJob = this.#statement(
-      `INSERT INTO jobs (id, owner, client_ip, name, quality, deduplication, priority, retention_ms, callback, interface,
-         created_on, status, no_of_entries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '${CREATING}', ?)`,
-    );
+    const draft = await this.draftJob();
+    try {
+      await draft.add(inputs);
+      return await draft.commit(job);
+    } catch (error) {
+      if (!this.#closed) await draft.discard();
+      throw error;
+    }
+  }
+
+  /**
+   * A job row in the `Creating` state (invisible, never run, removed at the next opening if the process stops
+   * first), filled with its inputs a transaction at a time and given its settings when committed.
+   */
+  async draftJob(): Promise<JobDraft> {
+    const sequence = this.#write(() => {
+      const { lastInsertRowid } = this.#statement(
+        `INSERT INTO jobs (id, owner, client_ip, quality, deduplication, interface, created_on, status, no_of_entries)
+         VALUES (?, '', '', '', '', '', '', '${CREATING}', 0)`,
+      ).run([`creating:${randomUUID()}`]);
+      return Number(lastInsertRowid);
+    });
+    let count = 0;
+    let ended = false;
+    const open = (): void => {
+      if (ended) throw new Error('the job draft is already committed or discarded');
+    };
+    return {
+      add: async (inputs) => {
+        open();
+        await this.#insertInputs(sequence, count, inputs, 'NORMAL');
+        count += inputs.length;
+      },
+      clear: async () => {
+        open();
+        await this.#deleteEntries(sequence);
+        count = 0;
+      },
+      commit: async (job) => {
+        open();
+        checkIso('createdOn', job.createdOn);
+        this.#write(() =>
+          this.#statement(
+            `UPDATE jobs SET id = ?, owner = ?, client_ip = ?, name = ?, quality = ?, deduplication = ?, priority = ?,
+               retention_ms = ?, callback = ?, interface = ?, created_on = ?, status = 'InProgress', no_of_entries = ?
+             WHERE sequence = ?`,
+          ).run([
+            job.id,
+            job.owner,
+            job.clientIP,
+            job.name ?? null,
+            job.quality,
+            job.deduplication,
+            job.priority ?? null,
+            job.retentionMs ?? null,
+            job.callback === undefined ? null : JSON.stringify(job.callback),
+            job.interface,
+            job.createdOn,
+            count,
+            sequence,
+          ]),
+        );
+        ended = true;
+        return { ...job, status: 'InProgress', noOfEntries: count, noOfCompleted: 0, sequence };
+      },
+      discard: async () => {
+        if (ended) return;
+        ended = true;
+        // Closed meanwhile: the next opening removes the draft.
+        if (this.#closed) return;
+        try {
+          await this.#deleteEntries(sequence);
+          if (!this.#closed) this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([sequence]));
+        } catch {
+          // Refused too (a full disk): the draft stays Creating (never seen), removed once a write succeeds or at the
+          // next opening.
+          this.#leftovers.add(sequence);
+        }
+      },
+    };
+  }
+
+  /**
+   * Inserts inputs from job index `first` on, CREATE_BATCH per transaction with a turn of the event loop between.
+   * `NORMAL`: the transactions are not synced on their own (a draft's inputs need to last only once it is committed;
+   * the commit, at the store's level, syncs the WAL with every frame before it; in WAL mode NORMAL never corrupts).
+   */
+  async #insertInputs(sequence: number, first: number, inputs: readonly JobInput[], synchronous = this.#synchronous): Promise<void> {
     const insertInput = this.#statement('INSERT INTO entries (job, idx, input_data, custom) VALUES (?, ?, ?, ?)');
     const insertInputs = this.#statement(
       `INSERT INTO entries (job, idx, input_data, custom) VALUES ${new Array<string>(INSERT_ROWS).fill('(?, ?, ?, ?)').join(', ')}`,
     );
-    const sequence = this.#write(() => {
-      const { lastInsertRowid } = insertJob.run([
-        job.id,
-        job.owner,
-        job.clientIP,
-        job.name ?? null,
-        job.quality,
-        job.deduplication,
-        job.priority ?? null,
-        job.retentionMs ?? null,
-        job.callback === undefined ? null : JSON.stringify(job.callback),
-        job.interface,
-        job.createdOn,
-        inputs.length,
-      ]);
-      return Number(lastInsertRowid);
-    });
-    try {
-      // Many rows per statement: each call into SQLite costs more than the row it inserts.
-      const values = new Array<unknown>(4 * INSERT_ROWS);
-      for (let start = 0; start < inputs.length; start += CREATE_BATCH) {
-        if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-        const end = Math.min(start + CREATE_BATCH, inputs.length);
-        this.#write(() => {
-          let index = start;
-          for (; index + INSERT_ROWS <= end; index += INSERT_ROWS) {
-            for (let row = 0, at = 0; row < INSERT_ROWS; row++, at += 4) {
-              const input = inputs[index + row]!;
-              values[at] = sequence;
-              values[at + 1] = index + row;
-              values[at + 2] = input.inputData;
-              values[at + 3] = input.custom ?? null;
-            }
-            insertInputs.run(values);
+    // Many rows per statement: each call into SQLite costs more than the row it inserts.
+    const values = new Array<unknown>(4 * INSERT_ROWS);
+    for (let start = 0; start < inputs.length; start += CREATE_BATCH) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      const end = Math.min(start + CREATE_BATCH, inputs.length);
+      this.#write(synchronous, () => {
+        let index = start;
+        for (; index + INSERT_ROWS <= end; index += INSERT_ROWS) {
+          for (let row = 0, at = 0; row < INSERT_ROWS; row++, at += 4) {
+            const input = inputs[index + row]!;
+            values[at] = sequence;
+            values[at + 1] = first + index + row;
+            values[at + 2] = input.inputData;
+            values[at + 3] = input.custom ?? null;
           }
-          for (; index < end; index++) {
-            const input = inputs[index]!;
-            insertInput.run([sequence, index, input.inputData, input.custom ?? null]);
-          }
-        });
-      }
-      this.#write(() => this.#statement(`UPDATE jobs SET status = 'InProgress' WHERE sequence = ?`).run([sequence]));
-    } catch (error) {
-      try {
-        if (!this.#closed) this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([sequence]));
-      } catch {
-        // Refused too (a full disk): the job stays Creating (never seen), removed once a write succeeds or at the next
-        // opening.
-        this.#leftovers.add(sequence);
-      }
-      throw error;
+          insertInputs.run(values);
+        }
+        for (; index < end; index++) {
+          const input = inputs[index]!;
+          insertInput.run([sequence, first + index, input.inputData, input.custom ?? null]);
+        }
+      });
     }
-    return { ...job, status: 'InProgress', noOfEntries: inputs.length, noOfCompleted: 0, sequence };
   }
 
   async getJob(id: string): Promise<JobRecord | null> {
@@ -686,21 +744,31 @@ export class SqliteJobStore implements JobStore {
   }
 
   /**
-   * Runs `work` in one write transaction (IMMEDIATE: takes the write lock at once), rolled back if it throws. A full
+   * Runs `work` in one write transaction (IMMEDIATE: takes the write lock at once), rolled back if it throws; with
+   * `synchronous` NORMAL, a transaction whose commit need not be synced (the connection's own level otherwise). A full
    * disk rejects with a StorageFullError; the first write to succeed after one says so and finishes the leftovers.
    */
-  #write<T>(work: () => T): T {
+  #write<T>(work: () => T): T;
+  #write<T>(synchronous: 'FULL' | 'NORMAL', work: () => T): T;
+  #write<T>(first: 'FULL' | 'NORMAL' | (() => T), second?: () => T): T {
     if (this.#closed) throw new Error('the job store is closed');
+    const work = typeof first === 'function' ? first : second!;
+    const relaxed = typeof first === 'string' && first !== this.#synchronous;
     let result: T;
     try {
-      this.#db.exec('BEGIN IMMEDIATE');
+      if (relaxed) this.#db.exec(`PRAGMA synchronous = ${first}`);
       try {
-        result = work();
-        this.#db.exec('COMMIT');
-      } catch (error) {
-        // SQLite rolls some failures back itself (SQLITE_FULL among them); roll back only what is still open.
-        if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
-        throw error;
+        this.#db.exec('BEGIN IMMEDIATE');
+        try {
+          result = work();
+          this.#db.exec('COMMIT');
+        } catch (error) {
+          // SQLite rolls some failures back itself (SQLITE_FULL among them); roll back only what is still open.
+          if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+          throw error;
+        }
+      } finally {
+        if (relaxed) this.#db.exec(`PRAGMA synchronous = ${this.#synchronous}`);
       }
     } catch (error) {
       const full = fullDiskError(error);

@@ -134,6 +134,18 @@ export interface PendingInput extends JobInput {
   readonly index: number;
 }
 
+/** A job being created from inputs that arrive in batches (see `JobStore.draftJob`). */
+export interface JobDraft {
+  /** Stores the next inputs; their indexes follow those of the inputs added before. */
+  add(inputs: readonly JobInput[]): Promise<void>;
+  /** Drops every input added so far. */
+  clear(): Promise<void>;
+  /** Makes the job whole and visible, InProgress, with the inputs added. */
+  commit(job: NewJob): Promise<JobRecord>;
+  /** Removes the draft and its inputs. */
+  discard(): Promise<void>;
+}
+
 /**
  * A write the store refused because the disk holding it is full (SQLite's SQLITE_FULL). Nothing of the write was
  * kept; the same write can succeed once space comes back. A store of another kind throws it for the same condition.
@@ -156,6 +168,12 @@ export interface JobStore {
    * the job is seen by no other call until it is whole, and a creation cut short by a crash leaves nothing behind.
    */
   createJob(job: NewJob, inputs: readonly JobInput[]): Promise<JobRecord>;
+  /**
+   * Optional: a job whose inputs are stored batch by batch while its submission arrives, seen by no other call until
+   * it is committed, and leaving nothing behind when discarded or cut short by a crash. Without it, the inputs of a
+   * streamed submission are held in memory and given to `createJob` at the end.
+   */
+  draftJob?(): Promise<JobDraft>;
   getJob(id: string): Promise<JobRecord | null>;
   listJobs(query: JobListQuery): Promise<Page<JobRecord>>;
   /** Entries with a result, in index order; `more` says whether the filter matches more past the page. */

@@ -15,9 +15,9 @@ import { formatDuration } from '../jobs/duration.js';
 import { entryPages } from '../jobs/pages.js';
 import { VERSION } from '../version.js';
 import { ProblemError, invalidField } from './problems.js';
-import { addMethodNotAllowed, callerJob, gone, newJob, pathOf, requireCredentials, type ServerContext } from './routes.js';
+import { addMethodNotAllowed, callerJob, gone, newJob, pathOf, requireCredentials, storeSubmission, streamedJsonRoutes, type ServerContext } from './routes.js';
 import { LEGACY_OPERATIONS } from './schemas/index.js';
-import { canonical, readSubmission } from './submission.js';
+import { canonical, invalidBody, readStreamedSubmission } from './submission.js';
 
 const PATHS: Record<string, readonly string[]> = {
   '/email-validations': ['POST'],
@@ -40,20 +40,20 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
   requireCredentials(app, context);
   addMethodNotAllowed(app, PATHS);
 
-  app.post('/email-validations', { schema: LEGACY_OPERATIONS.submitJob }, async (request, reply) => {
-    const body = request.body;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new ProblemError(400, 'The request body must be a JSON object.', '/problems/invalid-body');
-    }
-    const { entries, quality, priority, deduplication } = body as Record<string, unknown>;
-    // 1.4 knows Off and Safe only; the other 2.x fields do not exist in it and are ignored.
-    if (deduplication != null && canonical(deduplication, ['Off', 'Safe']) === null) {
-      throw invalidField('deduplication', 'must be off or safe');
-    }
-    const submission = readSubmission({ entries, quality, priority, deduplication }, context);
-    const job = await jobs.submit(newJob(request, submission, context, 'v1.4'), submission.inputs);
-    const location = `${pathOf(request).replace(/\/+$/, '')}/${job.id}`;
-    return reply.code(202).header('Location', location).send(snapshotOf(job));
+  await streamedJsonRoutes(app, (routes) => {
+    routes.post('/email-validations', { schema: LEGACY_OPERATIONS.submitJob }, async (request, reply) => {
+      // 1.4 knows Off and Safe only; the other 2.x fields do not exist in it and are ignored.
+      const job = await storeSubmission(request, context, ['quality', 'priority', 'deduplication'], (received) => {
+        if (received.body.root !== 'object') throw invalidBody();
+        const { deduplication } = received.body.members;
+        if (deduplication != null && canonical(deduplication, ['Off', 'Safe']) === null) {
+          throw invalidField('deduplication', 'must be off or safe');
+        }
+        return newJob(request, readStreamedSubmission(received, context), context, 'v1.4');
+      });
+      const location = `${pathOf(request).replace(/\/+$/, '')}/${job.id}`;
+      return reply.code(202).header('Location', location).send(snapshotOf(job));
+    });
   });
 
   app.get('/email-validations/:id', { schema: LEGACY_OPERATIONS.getJob }, async (request, reply) => {

@@ -16,7 +16,15 @@ import { isMultipart, readFileImport, type ResolvedImportOptions } from './impor
 import { ProblemError, invalidField } from './problems.js';
 import { DEFAULT_PAGE_LIMIT, JOB_STATUSES, MAX_PAGE_LIMIT, overviewOf } from './shapes.js';
 import { V2_OPERATIONS } from './schemas/index.js';
-import { readSubmission, readWaitTime, type Submission } from './submission.js';
+import { StreamedBody } from './json-body.js';
+import {
+  invalidBody,
+  readStreamedSubmission,
+  readWaitTime,
+  receiveSubmission,
+  type StreamedSubmission,
+  type Submission,
+} from './submission.js';
 
 export interface ServerContext {
   readonly jobs: Jobs;
@@ -86,21 +94,25 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     return { accessToken: await auth.issueToken(auth.check(username, password)) };
   });
 
-  app.post('/email-validations', { schema: V2_OPERATIONS.submitJob }, async (request, reply) => {
-    const query = queryOf(request);
-    const waitTime = readWaitTime(query['waitTime']);
-    const contentType = request.headers['content-type'];
-    const submission = isMultipart(contentType)
-      ? await readFileImport(request.raw, contentType, context, context.fileImport, request.log)
-      : readSubmission(request.body, context);
-    return submitJob(request, reply, submission, waitTime);
+  await streamedJsonRoutes(app, (routes) => {
+    routes.post('/email-validations', { schema: V2_OPERATIONS.submitJob }, async (request, reply) => {
+      const contentType = request.headers['content-type'];
+      if (isMultipart(contentType)) {
+        const waitTime = readWaitTime(queryOf(request)['waitTime']);
+        const submission = await readFileImport(request.raw, contentType, context, context.fileImport, request.log);
+        const job = await jobs.submit(newJob(request, submission, context, 'v2'), submission.inputs);
+        return snapshot(request, reply, job.id, waitTime, true);
+      }
+      let waitTime = 0;
+      const job = await storeSubmission(request, context, JOB_SETTINGS, (received) => {
+        // The order of the buffered body's refusals: the body, then the query, then the fields.
+        waitTime = readWaitTime(queryOf(request)['waitTime']);
+        if (received.body.root !== 'object') throw invalidBody();
+        return newJob(request, readStreamedSubmission(received, context), context, 'v2');
+      });
+      return snapshot(request, reply, job.id, waitTime, true);
+    });
   });
-
-  /** A job of the submission, answered as its snapshot after up to `waitTime` (JSON body and file import alike). */
-  async function submitJob(request: FastifyRequest, reply: FastifyReply, submission: Submission, waitTime: number) {
-    const job = await jobs.submit(newJob(request, submission, context, 'v2'), submission.inputs);
-    return snapshot(request, reply, job.id, waitTime, true);
-  }
 
   app.get('/email-validations', { schema: V2_OPERATIONS.listJobs }, async (request) => listJobs(request, queryOf(request)));
 
@@ -263,8 +275,47 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
   }
 }
 
+/** The members of a JSON submission besides `entries` that the 2.x interface reads. */
+const JOB_SETTINGS = ['quality', 'deduplication', 'priority', 'name', 'retention', 'callback'];
+
+/**
+ * Routes whose JSON body the handler reads as a stream: `request.body` is a StreamedBody (undefined without a body).
+ * Their own context, so that the buffered JSON parser of every other route stays as it is.
+ */
+export async function streamedJsonRoutes(app: FastifyInstance, routes: (app: FastifyInstance) => void): Promise<void> {
+  await app.register(async (child) => {
+    child.removeContentTypeParser('application/json');
+    child.addContentTypeParser('application/json', (request, payload, done) => {
+      const length = Number(request.headers['content-length']);
+      done(null, new StreamedBody(payload, Number.isNaN(length) ? undefined : length));
+    });
+    routes(child);
+  });
+}
+
+/**
+ * A JSON submission stored as it arrives, in a job draft that `accept` turns into the job (throwing a refusal
+ * otherwise): the job is started and returned, or nothing of it is left.
+ */
+export async function storeSubmission(
+  request: FastifyRequest,
+  context: ServerContext,
+  members: readonly string[],
+  accept: (received: StreamedSubmission) => NewJob,
+): Promise<JobRecord> {
+  const draft = context.jobs.draft();
+  try {
+    const body = request.body as StreamedBody | undefined;
+    const received = await receiveSubmission(body, request.routeOptions.bodyLimit, members, context, draft);
+    return await draft.commit(accept(received));
+  } catch (error) {
+    await draft.discard();
+    throw error;
+  }
+}
+
 /** The job a submission makes: the caller's, with the server's defaults for what the submission leaves out. */
-export function newJob(request: FastifyRequest, submission: Submission, context: ServerContext, api: JobInterface): NewJob {
+export function newJob(request: FastifyRequest, submission: Omit<Submission, 'inputs'>, context: ServerContext, api: JobInterface): NewJob {
   return {
     id: randomUUID(),
     owner: request.user!.id,

@@ -8,7 +8,8 @@ import type { Deduplication } from '../engine/dedupe.js';
 import { QUALITIES, type Quality } from '../engine/quality.js';
 import { isGlobalAddress } from '../net/ip-ranges.js';
 import { parseDuration } from '../jobs/duration.js';
-import type { CallbackSettings, JobInput } from '../jobs/types.js';
+import type { CallbackSettings, JobDraft, JobInput } from '../jobs/types.js';
+import { readJsonBody, type JsonBody, type StreamedBody } from './json-body.js';
 import { ProblemError, invalidField } from './problems.js';
 
 export const MAX_INPUT_LENGTH = 1024;
@@ -84,17 +85,115 @@ export function canonical<T extends string>(value: unknown, names: readonly T[])
   return names.find((name) => name.toLowerCase() === lower) ?? null;
 }
 
+/**
+ * A submission from a whole parsed body. The server reads JSON bodies as a stream instead (receiveSubmission and
+ * readStreamedSubmission), to the same answers: the tests hold the two against each other.
+ */
 export function readSubmission(body: unknown, limits: SubmissionLimits): Submission {
-  if (!isObject(body)) throw new ProblemError(400, 'The request body must be a JSON object.', '/problems/invalid-body');
+  if (!isObject(body)) throw invalidBody();
   const entries = body['entries'];
   if (!Array.isArray(entries)) throw invalidField('entries', 'required, an array of entries');
-  if (entries.length === 0) throw invalidField('entries', 'must hold at least one entry');
-  if (entries.length > limits.maxEntriesPerJob) {
-    throw invalidField('entries', `at most ${limits.maxEntriesPerJob} entries per job, got ${entries.length}`);
-  }
+  checkEntryCount(entries.length, limits);
   const inputs: JobInput[] = new Array(entries.length);
   for (let i = 0; i < entries.length; i++) inputs[i] = readEntry(entries[i], `entries[${i}]`);
   return { inputs, ...readJobSettings(body, limits) };
+}
+
+export const invalidBody = (): ProblemError => new ProblemError(400, 'The request body must be a JSON object.', '/problems/invalid-body');
+
+function checkEntryCount(count: number, limits: SubmissionLimits): void {
+  if (count === 0) throw invalidField('entries', 'must hold at least one entry');
+  if (count > limits.maxEntriesPerJob) throw invalidField('entries', `at most ${limits.maxEntriesPerJob} entries per job, got ${count}`);
+}
+
+/**
+ * Valid inputs stored per batch while a submission arrives, at the end of the chunk of the body that completes one
+ * (a few milliseconds of inserts each): they are garbage while young, which keeps the heap small.
+ */
+const STORE_BATCH = 1_000;
+
+/** A JSON submission read as a stream: its members, and its entries, the valid ones already in the job draft. */
+export interface StreamedSubmission {
+  readonly body: JsonBody;
+  /** Elements of the `entries` array, valid or not. */
+  readonly count: number;
+  /** The refusal of the first invalid entry, if any. */
+  readonly entryProblem: ProblemError | null;
+}
+
+/**
+ * Reads a JSON submission from its body stream (`undefined`: no body), checking each entry as it comes and storing
+ * the valid ones in `draft` a batch at a time, with a turn of the event loop after every chunk of the body. Once an
+ * entry is invalid or there are too many, nothing more is stored, but the body is read to its end: the answer is the
+ * one the whole body gets (malformed JSON further on, a body too large). `members`: the other fields to keep.
+ */
+export async function receiveSubmission(
+  body: StreamedBody | undefined,
+  bodyLimit: number,
+  members: readonly string[],
+  limits: SubmissionLimits,
+  draft: JobDraft,
+): Promise<StreamedSubmission> {
+  let pending: JobInput[] = [];
+  let count = 0;
+  let entryProblem: ProblemError | null = null;
+  let stored = false;
+  let clear = false;
+  const store = async (): Promise<void> => {
+    if (clear) {
+      clear = false;
+      await draft.clear();
+    }
+    const batch = pending;
+    pending = [];
+    if (batch.length === 0) return;
+    stored = true;
+    await draft.add(batch);
+  };
+  const json: JsonBody =
+    body === undefined
+      ? { root: 'none', members: {}, entries: 'absent' }
+      : await readJsonBody(body, bodyLimit, members, {
+          entriesStart: () => {
+            // A repeated `entries` replaces the earlier one (JSON.parse keeps the last value of a key).
+            count = 0;
+            entryProblem = null;
+            pending = [];
+            clear = stored;
+            stored = false;
+          },
+          entry: (value, index) => {
+            count = index + 1;
+            if (entryProblem !== null || count > limits.maxEntriesPerJob) {
+              pending = [];
+              return;
+            }
+            try {
+              pending.push(readEntry(value, `entries[${index}]`));
+            } catch (error) {
+              if (!(error instanceof ProblemError)) throw error;
+              entryProblem = error;
+              pending = [];
+            }
+          },
+          drain: async () => {
+            if (clear || pending.length >= STORE_BATCH) await store();
+            await new Promise((resolve) => setImmediate(resolve));
+          },
+        });
+  await store();
+  return { body: json, count, entryProblem };
+}
+
+/**
+ * The checks of `readSubmission` on a streamed submission, in the same order, once its root is known to be an
+ * object: the entries, then the settings.
+ */
+export function readStreamedSubmission(submission: StreamedSubmission, limits: SubmissionLimits): Omit<Submission, 'inputs'> {
+  if (submission.body.entries !== 'array') throw invalidField('entries', 'required, an array of entries');
+  checkEntryCount(submission.count, limits);
+  if (submission.entryProblem !== null) throw submission.entryProblem;
+  return readJobSettings(submission.body.members, limits);
 }
 
 /**
