@@ -12,6 +12,7 @@
  *   npm run bench:batch -- --million         # one million addresses through verifyMany, zero delay (million.ts)
  *   npm run bench:batch -- --repeat=4        # 4 lists of distinct addresses per process: CPU of the first and the others
  *   npm run bench:batch -- --base=/path/to/other/dist   # also "mailverify (base)": another build, same lab, interleaved
+ *   npm run bench:batch -- --worker-flags='--cpu-prof --cpu-prof-dir=/tmp/prof'   # node flags of each worker
  *
  * See bench/README.md ("Batch benchmark") for the setup, the verdict mapping and the results.
  */
@@ -149,7 +150,14 @@ async function measure(lab: MailLab, bench: Bench, variant: Variant, dir: string
     optionsFile,
     JSON.stringify({ dns: lab.dnsAddress, port: lab.port, cap: CONNECTION_CAP, verifier: variant.options ?? {}, repeat, dist: variant.dist }),
   );
-  const args = [...(variant.peer ? ['--import', PRELOAD] : []), WORKER, variant.verifier, inputsFile, optionsFile];
+  const args = [
+    ...(argument('worker-flags')?.split(' ').filter((flag) => flag !== '') ?? []),
+    ...(variant.peer ? ['--import', PRELOAD] : []),
+    WORKER,
+    variant.verifier,
+    inputsFile,
+    optionsFile,
+  ];
   const out = JSON.parse(await runChild(args, { BENCH_DNS: lab.dnsAddress })) as {
     wallMs: number;
     cpuMs: number;
