@@ -137,6 +137,14 @@ async function runChild(args: string[], env: NodeJS.ProcessEnv): Promise<string>
   });
 }
 
+/** The worker's JSON line: its last; what node printed before it (e.g. `--worker-flags=--trace-gc`) goes to stderr. */
+function lastLine(out: string): string {
+  const lines = out.trimEnd().split('\n');
+  const last = lines.pop() ?? '';
+  if (lines.length > 0) process.stderr.write(`${lines.join('\n')}\n`);
+  return last;
+}
+
 async function settle(lab: MailLab): Promise<void> {
   for (let i = 0; i < 200 && lab.stats().open > 0; i++) await new Promise((r) => setTimeout(r, 10));
 }
@@ -158,7 +166,7 @@ async function measure(lab: MailLab, bench: Bench, variant: Variant, dir: string
     inputsFile,
     optionsFile,
   ];
-  const out = JSON.parse(await runChild(args, { BENCH_DNS: lab.dnsAddress })) as {
+  const out = JSON.parse(lastLine(await runChild(args, { BENCH_DNS: lab.dnsAddress }))) as {
     wallMs: number;
     cpuMs: number;
     passCpuMs: number[];
