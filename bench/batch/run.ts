@@ -13,6 +13,7 @@
  *   npm run bench:batch -- --repeat=4        # 4 lists of distinct addresses per process: CPU of the first and the others
  *   npm run bench:batch -- --base=/path/to/other/dist   # also "mailverify (base)": another build, same lab, interleaved
  *   npm run bench:batch -- --worker-flags='--cpu-prof --cpu-prof-dir=/tmp/prof'   # node flags of each worker
+ *   npm run bench:batch -- --worker-wrapper='valgrind --tool=callgrind'       # each worker runs under this command
  *
  * See bench/README.md ("Batch benchmark") for the setup, the verdict mapping and the results.
  */
@@ -128,7 +129,8 @@ function codeError(code: string): Error {
 
 async function runChild(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+    const [command, ...wrapperArgs] = [...(argument('worker-wrapper')?.split(' ').filter((word) => word !== '') ?? []), process.execPath];
+    const child = spawn(command!, [...wrapperArgs, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => (out += chunk));

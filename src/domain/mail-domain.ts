@@ -195,26 +195,68 @@ export async function resolveMailDomain(dns: DnsLookup, domain: string, options:
   return step.value;
 }
 
+/** A resolution completed from the cache: the lookups it read, their answers, and what it gave. */
+interface Remembered {
+  readonly questions: readonly Question[];
+  readonly answers: readonly Answer[];
+  readonly mailDomain: MailDomain;
+}
+
+/** Most domains remembered per DnsLookup; past it the memory starts over (it only saves work). */
+const REMEMBERED_DOMAINS = 10_000;
+const rememberedBy = new WeakMap<DnsLookup, Map<string, Remembered>>();
+
 /**
  * The same resolution when every answer it needs is in the cache (then counted as cache hits), without a query,
- * a promise or a turn of the event loop; undefined when one is missing (nothing is counted then).
+ * a promise or a turn of the event loop; undefined when one is missing (nothing is counted then). While the cache
+ * holds the very answers a domain was last resolved from, the result is the same object as then.
  */
 export function cachedMailDomain(dns: DnsLookup, domain: string, options: MailDomainOptions): MailDomain | undefined {
-  const steps = resolution(domain, options);
+  let remembered = rememberedBy.get(dns);
+  if (remembered === undefined) rememberedBy.set(dns, (remembered = new Map()));
+  const known = remembered.get(domain);
+  if (known !== undefined && stillCached(dns, known)) {
+    dns.stats.hits += known.answers.length;
+    return known.mailDomain;
+  }
+  // An exchanger left out is told to the observer on every resolution: such a result is not remembered.
+  let skipped = false;
+  const steps = resolution(domain, {
+    ...options,
+    onSkipped: (event) => {
+      skipped = true;
+      options.onSkipped?.(event);
+    },
+  });
+  const questions: Question[] = [];
+  const answers: Answer[] = [];
   let step = steps.next([]);
-  let hits = 0;
   while (step.done !== true) {
-    const answers: Answer[] = [];
+    const stepAnswers: Answer[] = [];
     for (const question of step.value) {
       const answer = dns.cached(question.type, question.name);
       if (answer === undefined) return undefined;
-      answers.push(answer);
+      stepAnswers.push(answer);
     }
-    hits += answers.length;
-    step = steps.next(answers);
+    questions.push(...step.value);
+    answers.push(...stepAnswers);
+    step = steps.next(stepAnswers);
   }
-  dns.stats.hits += hits;
+  dns.stats.hits += answers.length;
+  if (!skipped) {
+    if (remembered.size >= REMEMBERED_DOMAINS) remembered.clear();
+    remembered.set(domain, { questions, answers, mailDomain: step.value });
+  }
   return step.value;
+}
+
+/** Whether the cache still holds, for each lookup, the answer the remembered resolution read. */
+function stillCached(dns: DnsLookup, known: Remembered): boolean {
+  for (let i = 0; i < known.questions.length; i++) {
+    const question = known.questions[i]!;
+    if (dns.cached(question.type, question.name) !== known.answers[i]) return false;
+  }
+  return true;
 }
 
 function isNullExchange(exchange: string): boolean {

@@ -229,6 +229,7 @@ export class SmtpProber {
   private readonly checks = new Map<string, CatchAllCheck>();
   /** The time an exchanger address takes per RCPT (a moving average of the time between its replies), by address. */
   private readonly rcptPace: LRUCache<string, number>;
+  private readonly routesOf = new WeakMap<readonly MailExchanger[], readonly Route[]>();
 
   constructor(private readonly options: ProberOptions) {
     this.slots = new ConnectionSlots(options);
@@ -297,13 +298,21 @@ export class SmtpProber {
     for (const [key, check] of this.checks) if (!check.waiters.some((p) => !p.settled)) this.checks.delete(key);
   }
 
-  /** Routes in preference order: each exchanger's addresses, as many as the attempt budget allows. */
-  private routes(exchangers: readonly MailExchanger[]): Route[] {
-    const routes: Route[] = [];
-    for (const exchanger of exchangers) {
-      for (const address of exchanger.addresses) routes.push({ exchanger, address });
+  /**
+   * Routes in preference order: each exchanger's addresses, as many as the attempt budget allows. Made once per
+   * exchanger list: the recipients of a domain share the one the DNS stage resolved (never changed once made).
+   */
+  private routes(exchangers: readonly MailExchanger[]): readonly Route[] {
+    let routes = this.routesOf.get(exchangers);
+    if (routes === undefined) {
+      const all: Route[] = [];
+      for (const exchanger of exchangers) {
+        for (const address of exchanger.addresses) all.push({ exchanger, address });
+      }
+      routes = all.slice(0, this.options.maxAttemptsPerDomain);
+      this.routesOf.set(exchangers, routes);
     }
-    return routes.slice(0, this.options.maxAttemptsPerDomain);
+    return routes;
   }
 
   private settle(pending: Pending, status: StatusCode | null): void {
