@@ -197,6 +197,7 @@ export async function resolveMailDomain(dns: DnsLookup, domain: string, options:
 
 /** A resolution completed from the cache: the lookups it read, their answers, and what it gave. */
 interface Remembered {
+  readonly allowPrivateAddresses: boolean;
   readonly questions: readonly Question[];
   readonly answers: readonly Answer[];
   readonly mailDomain: MailDomain;
@@ -215,7 +216,7 @@ export function cachedMailDomain(dns: DnsLookup, domain: string, options: MailDo
   let remembered = rememberedBy.get(dns);
   if (remembered === undefined) rememberedBy.set(dns, (remembered = new Map()));
   const known = remembered.get(domain);
-  if (known !== undefined && stillCached(dns, known)) {
+  if (known !== undefined && known.allowPrivateAddresses === options.allowPrivateAddresses && stillCached(dns, known)) {
     dns.stats.hits += known.answers.length;
     return known.mailDomain;
   }
@@ -245,7 +246,7 @@ export function cachedMailDomain(dns: DnsLookup, domain: string, options: MailDo
   dns.stats.hits += answers.length;
   if (!skipped) {
     if (remembered.size >= REMEMBERED_DOMAINS) remembered.clear();
-    remembered.set(domain, { questions, answers, mailDomain: step.value });
+    remembered.set(domain, { allowPrivateAddresses: options.allowPrivateAddresses, questions, answers, mailDomain: step.value });
   }
   return step.value;
 }
