@@ -12,6 +12,8 @@
  *   npm run bench:batch -- --million         # one million addresses through verifyMany, zero delay (million.ts)
  *   npm run bench:batch -- --repeat=4        # 4 lists of distinct addresses per process: CPU of the first and the others
  *   npm run bench:batch -- --base=/path/to/other/dist   # also "mailverify (base)": another build, same lab, interleaved
+ *   npm run bench:batch -- --worker-flags='--cpu-prof --cpu-prof-dir=/tmp/prof'   # node flags of each worker
+ *   npm run bench:batch -- --worker-wrapper='valgrind --tool=callgrind'       # each worker runs under this command
  *
  * See bench/README.md ("Batch benchmark") for the setup, the verdict mapping and the results.
  */
@@ -127,13 +129,22 @@ function codeError(code: string): Error {
 
 async function runChild(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+    const [command, ...wrapperArgs] = [...(argument('worker-wrapper')?.split(' ').filter((word) => word !== '') ?? []), process.execPath];
+    const child = spawn(command!, [...wrapperArgs, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => (out += chunk));
     child.once('error', reject);
     child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.join(' ')}: exit ${code}`))));
   });
+}
+
+/** The worker's JSON line: its last; what node printed before it (e.g. `--worker-flags=--trace-gc`) goes to stderr. */
+function lastLine(out: string): string {
+  const lines = out.trimEnd().split('\n');
+  const last = lines.pop() ?? '';
+  if (lines.length > 0) process.stderr.write(`${lines.join('\n')}\n`);
+  return last;
 }
 
 async function settle(lab: MailLab): Promise<void> {
@@ -149,8 +160,15 @@ async function measure(lab: MailLab, bench: Bench, variant: Variant, dir: string
     optionsFile,
     JSON.stringify({ dns: lab.dnsAddress, port: lab.port, cap: CONNECTION_CAP, verifier: variant.options ?? {}, repeat, dist: variant.dist }),
   );
-  const args = [...(variant.peer ? ['--import', PRELOAD] : []), WORKER, variant.verifier, inputsFile, optionsFile];
-  const out = JSON.parse(await runChild(args, { BENCH_DNS: lab.dnsAddress })) as {
+  const args = [
+    ...(argument('worker-flags')?.split(' ').filter((flag) => flag !== '') ?? []),
+    ...(variant.peer ? ['--import', PRELOAD] : []),
+    WORKER,
+    variant.verifier,
+    inputsFile,
+    optionsFile,
+  ];
+  const out = JSON.parse(lastLine(await runChild(args, { BENCH_DNS: lab.dnsAddress }))) as {
     wallMs: number;
     cpuMs: number;
     passCpuMs: number[];

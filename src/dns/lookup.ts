@@ -135,6 +135,14 @@ export class DnsLookup {
     }) as Promise<DnsAnswer<string[]>>;
   }
 
+  /**
+   * The cached answer for a lookup, if there is one, without a query and without counting it (`cachedMailDomain`
+   * counts the hits of a resolution it completes from the cache).
+   */
+  cached(type: DnsRecordType, name: string): DnsAnswer<MxRecord[]> | DnsAnswer<string[]> | undefined {
+    return this.cache.get(`${type} ${name}`);
+  }
+
   /** Takes back the queries that nobody wants any more: unsent, or aborted in flight (see the header). */
   withdraw(): void {
     this.limit.withdraw();

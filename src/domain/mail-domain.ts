@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import type { StatusCode } from '../status/catalogue.js';
 import type { Interest } from '../dns/interest.js';
 import type { DnsAnswer, DnsLookup } from '../dns/lookup.js';
+import type { MxRecord } from '../dns/resolver.js';
 import { isGlobalAddress } from '../net/ip-ranges.js';
 
 export interface MailExchanger {
@@ -98,13 +99,24 @@ interface HostAddresses {
   readonly failure: DomainStatus | null;
 }
 
-/** The addresses of an exchanger; one whose addresses are all non-global is reported to `onSkipped`. */
-async function hostAddresses(dns: DnsLookup, domain: string, host: string, options: MailDomainOptions): Promise<HostAddresses> {
-  const answers: DnsAnswer<string[]>[] = await Promise.all([dns.addresses(host, 4, options.interest), dns.addresses(host, 6, options.interest)]);
+/** A lookup the resolution needs: the MX records of a name, or its A or AAAA records. */
+type Question = { readonly type: 'MX' | 'A' | 'AAAA'; readonly name: string };
+type Answer = DnsAnswer<MxRecord[]> | DnsAnswer<string[]>;
+
+/** The A and AAAA lookups of a host, in that order (IPv4 first). */
+function addressQuestions(host: string): Question[] {
+  return [
+    { type: 'A', name: host },
+    { type: 'AAAA', name: host },
+  ];
+}
+
+/** The addresses of an exchanger from its A and AAAA answers; one whose addresses are all non-global is reported to `onSkipped`. */
+function hostAddresses(domain: string, host: string, answers: readonly Answer[], options: MailDomainOptions): HostAddresses {
   const usable: string[] = [];
   const found: string[] = [];
   let failure: DomainStatus | null = null;
-  for (const answer of answers) {
+  for (const answer of answers as readonly DnsAnswer<string[]>[]) {
     if (!answer.ok) {
       failure = worst(failure, failureStatus(answer.code));
       continue;
@@ -118,13 +130,12 @@ async function hostAddresses(dns: DnsLookup, domain: string, host: string, optio
   return { usable, found, failure };
 }
 
-/** Resolves the mail exchangers of a lower-case ASCII domain. */
-export async function resolveMailDomain(
-  dns: DnsLookup,
-  domain: string,
-  options: MailDomainOptions,
-): Promise<MailDomain> {
-  const mx = await dns.mx(domain, options.interest);
+/**
+ * The resolution as steps: each `yield` asks for lookups and gets their answers, in the same order. Written once for
+ * both drivers: `resolveMailDomain` (queries, awaited) and `cachedMailDomain` (cached answers only, synchronous).
+ */
+function* resolution(domain: string, options: MailDomainOptions): Generator<Question[], MailDomain, Answer[]> {
+  const [mx] = (yield [{ type: 'MX', name: domain }]) as [DnsAnswer<MxRecord[]>];
   if (!mx.ok) {
     const status = failureStatus(mx.code);
     if (status !== null) return { status, hasMx: false };
@@ -133,7 +144,7 @@ export async function resolveMailDomain(
 
   if (records.length === 0) {
     // RFC 5321 §5.1: no MX, so the domain itself is the implicit MX, preference 0.
-    const own = await hostAddresses(dns, domain, domain, options);
+    const own = hostAddresses(domain, domain, yield addressQuestions(domain), options);
     if (own.usable.length > 0) return { status: null, exchangers: [{ host: domain, priority: 0, addresses: own.usable }], hasMx: false };
     // Addresses that exist but may not be used, or none at all: misconfigured, unless a lookup failed transiently.
     const failure = own.found.length > 0 ? null : own.failure;
@@ -148,24 +159,105 @@ export async function resolveMailDomain(
     .sort((a, b) => a.priority - b.priority)
     .map((record) => ({ host: record.exchange.toLowerCase().replace(/\.$/, ''), priority: record.priority }))
     .filter((record, i, all) => all.findIndex((other) => other.host === record.host) === i)
-    .slice(0, MAX_EXCHANGERS);
+    .slice(0, MAX_EXCHANGERS)
+    // RFC 5321 §5.1: an exchange is a host name; an IP literal there is a misconfiguration, never followed.
+    .filter(({ host }) => isIP(host) === 0);
 
-  const resolved = await Promise.all(
-    hosts.map(async ({ host, priority }) => {
-      // RFC 5321 §5.1: an exchange is a host name; an IP literal there is a misconfiguration, never followed.
-      if (isIP(host) !== 0) return { exchanger: null, failure: null };
-      const addresses = await hostAddresses(dns, domain, host, options);
-      const exchanger: MailExchanger | null = addresses.usable.length > 0 ? { host, priority, addresses: addresses.usable } : null;
-      return { exchanger, failure: addresses.found.length > 0 ? null : addresses.failure };
-    }),
-  );
-  const exchangers = resolved.flatMap((r) => (r.exchanger === null ? [] : [r.exchanger]));
+  // Every exchanger's lookups at once.
+  const answers = yield hosts.flatMap(({ host }) => addressQuestions(host));
+  const exchangers: MailExchanger[] = [];
+  let failure: DomainStatus | null = null;
+  for (let i = 0; i < hosts.length; i++) {
+    const { host, priority } = hosts[i]!;
+    const addresses = hostAddresses(domain, host, answers.slice(2 * i, 2 * i + 2), options);
+    if (addresses.usable.length > 0) exchangers.push({ host, priority, addresses: addresses.usable });
+    else if (addresses.found.length === 0) failure = worst(failure, addresses.failure);
+  }
   if (exchangers.length > 0) return { status: null, exchangers, hasMx: true };
-  const failure = resolved.reduce<DomainStatus | null>((acc, r) => worst(acc, r.failure), null);
   return {
     status: failure === 'DnsQueryTimeout' || failure === 'DnsConnectionFailure' ? failure : 'DomainIsMisconfigured',
     hasMx: true,
   };
+}
+
+function ask(dns: DnsLookup, question: Question, interest: Interest | undefined): Promise<Answer> {
+  return question.type === 'MX' ? dns.mx(question.name, interest) : dns.addresses(question.name, question.type === 'A' ? 4 : 6, interest);
+}
+
+/** Resolves the mail exchangers of a lower-case ASCII domain. */
+export async function resolveMailDomain(dns: DnsLookup, domain: string, options: MailDomainOptions): Promise<MailDomain> {
+  const steps = resolution(domain, options);
+  let step = steps.next([]);
+  while (step.done !== true) {
+    const answers = await Promise.all(step.value.map((question) => ask(dns, question, options.interest)));
+    step = steps.next(answers);
+  }
+  return step.value;
+}
+
+/** A resolution completed from the cache: the lookups it read, their answers, and what it gave. */
+interface Remembered {
+  readonly allowPrivateAddresses: boolean;
+  readonly questions: readonly Question[];
+  readonly answers: readonly Answer[];
+  readonly mailDomain: MailDomain;
+}
+
+/** Most domains remembered per DnsLookup; past it the memory starts over (it only saves work). */
+const REMEMBERED_DOMAINS = 10_000;
+const rememberedBy = new WeakMap<DnsLookup, Map<string, Remembered>>();
+
+/**
+ * The same resolution when every answer it needs is in the cache (then counted as cache hits), without a query,
+ * a promise or a turn of the event loop; undefined when one is missing (nothing is counted then). While the cache
+ * holds the very answers a domain was last resolved from, the result is the same object as then.
+ */
+export function cachedMailDomain(dns: DnsLookup, domain: string, options: MailDomainOptions): MailDomain | undefined {
+  let remembered = rememberedBy.get(dns);
+  if (remembered === undefined) rememberedBy.set(dns, (remembered = new Map()));
+  const known = remembered.get(domain);
+  if (known !== undefined && known.allowPrivateAddresses === options.allowPrivateAddresses && stillCached(dns, known)) {
+    dns.stats.hits += known.answers.length;
+    return known.mailDomain;
+  }
+  // An exchanger left out is told to the observer on every resolution: such a result is not remembered.
+  let skipped = false;
+  const steps = resolution(domain, {
+    ...options,
+    onSkipped: (event) => {
+      skipped = true;
+      options.onSkipped?.(event);
+    },
+  });
+  const questions: Question[] = [];
+  const answers: Answer[] = [];
+  let step = steps.next([]);
+  while (step.done !== true) {
+    const stepAnswers: Answer[] = [];
+    for (const question of step.value) {
+      const answer = dns.cached(question.type, question.name);
+      if (answer === undefined) return undefined;
+      stepAnswers.push(answer);
+    }
+    questions.push(...step.value);
+    answers.push(...stepAnswers);
+    step = steps.next(stepAnswers);
+  }
+  dns.stats.hits += answers.length;
+  if (!skipped) {
+    if (remembered.size >= REMEMBERED_DOMAINS) remembered.clear();
+    remembered.set(domain, { allowPrivateAddresses: options.allowPrivateAddresses, questions, answers, mailDomain: step.value });
+  }
+  return step.value;
+}
+
+/** Whether the cache still holds, for each lookup, the answer the remembered resolution read. */
+function stillCached(dns: DnsLookup, known: Remembered): boolean {
+  for (let i = 0; i < known.questions.length; i++) {
+    const question = known.questions[i]!;
+    if (dns.cached(question.type, question.name) !== known.answers[i]) return false;
+  }
+  return true;
 }
 
 function isNullExchange(exchange: string): boolean {

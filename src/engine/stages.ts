@@ -8,7 +8,7 @@
  */
 import { SharedInterest, WithdrawnError } from '../dns/interest.js';
 import type { DnsLookup } from '../dns/lookup.js';
-import { resolveMailDomain, type MailDomain, type MailExchanger } from '../domain/mail-domain.js';
+import { cachedMailDomain, resolveMailDomain, type MailDomain, type MailExchanger } from '../domain/mail-domain.js';
 import { hasPublicTopLevel } from '../domain/top-level.js';
 import type { Lists } from '../lists/lists.js';
 import { classifyAddress } from '../net/ip-ranges.js';
@@ -103,8 +103,13 @@ export async function networkStages(
   const domain = parsed.asciiDomainPart;
   if (probeAt !== null) return { status: await probe(parsed, [{ host: '', priority: 0, addresses: [probeAt] }], context, owner), hasMx: false };
 
-  // Step 5: DNS.
-  const mailDomain = await resolveShared(domain, context, owner);
+  // Step 5: DNS; from the cache at once when every answer is there (the common case on a long list).
+  if (owner.withdrawn) return WITHDRAWN;
+  const cached = cachedMailDomain(context.dns, domain, {
+    allowPrivateAddresses: context.allowPrivateAddresses,
+    onSkipped: context.observe.exchangerSkipped,
+  });
+  const mailDomain = cached ?? (await resolveShared(domain, context, owner));
   if (mailDomain === null) return WITHDRAWN;
   if (mailDomain.status !== null) return { status: mailDomain.status, hasMx: mailDomain.hasMx };
 

@@ -150,6 +150,8 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
     }
     const log = new HandshakeLog();
     let conn: SMTPConnection | undefined;
+    /** The options nodemailer holds and reads on each command (see `log.done` below). */
+    let connectionOptions: SMTPConnectionOptions | undefined;
     let settled = false;
     let probe: { send: SendCommand; extensions: readonly string[] } | undefined;
     const onProbe = (ctx: SMTPConnectionCustomAuthContext): void => {
@@ -194,7 +196,8 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
       if (settled) return;
       log.phase = 'greeting';
       try {
-        conn = new SMTPConnection(nodemailerOptions(options, transportOptions, socket, log, onProbe));
+        connectionOptions = nodemailerOptions(options, transportOptions, socket, log, onProbe);
+        conn = new SMTPConnection(connectionOptions);
         conn.on('error', (error: unknown) => handlers.error(error));
         conn.on('end', () => handlers.end());
         conn.connect((error) => (error ? failOpen(error) : onHandshake()));
@@ -266,6 +269,9 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
         if (settled || !conn || !probe) return;
         settled = true;
         log.done = true;
+        // nodemailer reads `transactionLog` on every command and reply (it keeps our options object): off once the
+        // handshake is read, so that the probe's commands are not formatted for a log nobody reads.
+        if (connectionOptions !== undefined) connectionOptions.transactionLog = false;
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
         const session = new NodemailerSession(conn, socket, probe.send, {

@@ -229,6 +229,7 @@ export class SmtpProber {
   private readonly checks = new Map<string, CatchAllCheck>();
   /** The time an exchanger address takes per RCPT (a moving average of the time between its replies), by address. */
   private readonly rcptPace: LRUCache<string, number>;
+  private readonly routesOf = new WeakMap<readonly MailExchanger[], readonly Route[]>();
 
   constructor(private readonly options: ProberOptions) {
     this.slots = new ConnectionSlots(options);
@@ -297,13 +298,21 @@ export class SmtpProber {
     for (const [key, check] of this.checks) if (!check.waiters.some((p) => !p.settled)) this.checks.delete(key);
   }
 
-  /** Routes in preference order: each exchanger's addresses, as many as the attempt budget allows. */
-  private routes(exchangers: readonly MailExchanger[]): Route[] {
-    const routes: Route[] = [];
-    for (const exchanger of exchangers) {
-      for (const address of exchanger.addresses) routes.push({ exchanger, address });
+  /**
+   * Routes in preference order: each exchanger's addresses, as many as the attempt budget allows. Made once per
+   * exchanger list: the recipients of a domain share the one the DNS stage resolved (never changed once made).
+   */
+  private routes(exchangers: readonly MailExchanger[]): readonly Route[] {
+    let routes = this.routesOf.get(exchangers);
+    if (routes === undefined) {
+      const all: Route[] = [];
+      for (const exchanger of exchangers) {
+        for (const address of exchanger.addresses) all.push({ exchanger, address });
+      }
+      routes = all.slice(0, this.options.maxAttemptsPerDomain);
+      this.routesOf.set(exchangers, routes);
     }
-    return routes.slice(0, this.options.maxAttemptsPerDomain);
+    return routes;
   }
 
   private settle(pending: Pending, status: StatusCode | null): void {
@@ -621,7 +630,7 @@ export class SmtpProber {
           outcome.rest(stop, tx);
           continue;
         }
-        stop = this.interpret(tx, await read(issued[i]!), outcome);
+        stop = this.interpret(tx, readingOf(await issued[i]!), outcome);
         if (stop === 'void') return this.voidRound(queue, round);
       }
       if (stop === 'next') {
@@ -634,7 +643,7 @@ export class SmtpProber {
       this.apply(outcome, session);
       this.roundEnded(queue, stop === 'dropped');
     } finally {
-      await Promise.allSettled(issued.map((c) => c.settled));
+      await Promise.all(issued);
     }
   }
 
@@ -750,7 +759,7 @@ export class SmtpProber {
   /**
    * MAIL FROM, one RCPT per address, RSET: issued together; the transport writes them at once only under PIPELINING
    * (RFC 2920). Every promise has a handler from the start, so a failed session, or a transport that throws, leaves
-   * no unhandled rejection; `settled` resolves when all are done.
+   * no unhandled rejection; the promise returned resolves when all are done.
    */
   private issue(round: Round, tx: Transaction): IssuedTransaction {
     const { session } = round;
@@ -760,10 +769,12 @@ export class SmtpProber {
     const timeouts = this.timeoutsOf(probe ? tx.check.waiters.map((p) => p.request.owner) : tx.recipients.map((p) => p.request.owner));
     const timeoutMs = probe ? timeouts.catchAllMs : timeouts.commandMs;
     const mail = this.command(round, 'mail', () => session.mail(this.options.mailFrom, parameters));
-    const rcpts = addresses.map((address) => this.command(round, 'rcpt', () => session.rcpt(address, { timeoutMs })));
-    const rset = this.command(round, 'rset', () => session.rset());
-    // In the same turn as the commands: allSettled handles every rejection, also of replies `read` never awaits.
-    return { mail, rcpts, rset, settled: Promise.allSettled([mail, ...rcpts, rset]) };
+    const rcptOptions = { timeoutMs };
+    const commands = [mail];
+    for (const address of addresses) commands.push(this.command(round, 'rcpt', () => session.rcpt(address, rcptOptions)));
+    commands.push(this.command(round, 'rset', () => session.rset()));
+    // In the same turn as the commands: allSettled handles every rejection.
+    return Promise.allSettled(commands);
   }
 
   /** A command's reply promise (see `command`), its reply told to `onReply` when there is one. */
@@ -895,22 +906,26 @@ function probeVerdict(reply: SmtpReply): ProbeOutcome {
   return 'Success';
 }
 
-interface IssuedTransaction {
-  readonly mail: Promise<SmtpReply>;
-  readonly rcpts: Promise<SmtpReply>[];
-  readonly rset: Promise<SmtpReply>;
-  readonly settled: Promise<unknown>;
-}
+/** A transaction's commands issued, settled: MAIL, the RCPTs and RSET, in that order. */
+type IssuedTransaction = Promise<PromiseSettledResult<SmtpReply>[]>;
 
-/** The replies of one transaction in order, stopping at the first command that failed. */
-async function read(issued: IssuedTransaction): Promise<Reading> {
+/**
+ * The replies of one transaction in order, stopping at the first command that failed. Read once every command has
+ * settled: a failure fails every command still pending (transport contract), so this is when the last one settles.
+ */
+function readingOf(results: readonly PromiseSettledResult<SmtpReply>[]): Reading {
   const reading: Reading = { mail: null, rcpts: [], rset: null, error: null };
-  try {
-    reading.mail = await issued.mail;
-    for (const rcpt of issued.rcpts) reading.rcpts.push(await rcpt);
-    reading.rset = await issued.rset;
-  } catch (error) {
-    reading.error = error instanceof Error ? error : new Error(String(error));
+  const last = results.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const result = results[i]!;
+    if (result.status === 'rejected') {
+      const error: unknown = result.reason;
+      reading.error = error instanceof Error ? error : new Error(String(error));
+      break;
+    }
+    if (i === 0) reading.mail = result.value;
+    else if (i === last) reading.rset = result.value;
+    else reading.rcpts.push(result.value);
   }
   return reading;
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVerifier, type Resolver, type VerifierOptions } from '../../src/index.js';
 import { DnsLookup } from '../../src/dns/lookup.js';
 import { createDefaultResolver } from '../../src/dns/resolver.js';
-import { resolveMailDomain } from '../../src/domain/mail-domain.js';
+import { cachedMailDomain, resolveMailDomain, type ExchangerSkippedEvent } from '../../src/domain/mail-domain.js';
 import { startDnsServer, type LabDnsServer, type Zones } from '../lab/dns-server.js';
 
 // Public (global) addresses: the lab answers with them, nothing connects to them in a 'dns' check.
@@ -194,6 +194,41 @@ describe('mail exchangers', () => {
   it('keep only the usable addresses of an exchange', async () => {
     const result = await resolveMailDomain(lookup(), 'private-mx.com', { allowPrivateAddresses: true });
     expect(result.status === null && result.exchangers[0]!.addresses).toEqual(['192.168.1.20', '169.254.169.254', '100.64.0.1', 'fd00::25']);
+  });
+
+  it('come from the cache without a query once resolved: the same result as the resolution, the same object each time', async () => {
+    const dns = lookup();
+    const domains = ['mx-ok.com', 'failover.com', 'implicit.com', 'null-mx.com', 'dangling.com', 'no-records.com'];
+    for (const domain of domains) expect(cachedMailDomain(dns, domain, { allowPrivateAddresses: false })).toBeUndefined();
+    expect(dns.stats.hits).toBe(0);
+    const resolved = [];
+    for (const domain of domains) resolved.push(await resolveMailDomain(dns, domain, { allowPrivateAddresses: false }));
+    const { queries, hits } = dns.stats;
+    const first = domains.map((domain) => cachedMailDomain(dns, domain, { allowPrivateAddresses: false }));
+    expect(first).toEqual(resolved);
+    const again = domains.map((domain) => cachedMailDomain(dns, domain, { allowPrivateAddresses: false }));
+    again.forEach((result, i) => expect(result).toBe(first[i]));
+    expect(dns.stats.queries).toBe(queries);
+    expect(dns.stats.hits).toBeGreaterThan(hits);
+  });
+
+  it('come from the cache only while every answer is cached', async () => {
+    const dns = new DnsLookup(createDefaultResolver({ servers: [lab.address], timeoutMs: 400 }), { maxTtlMs: 50 });
+    const resolved = await resolveMailDomain(dns, 'mx-ok.com', { allowPrivateAddresses: false });
+    expect(cachedMailDomain(dns, 'mx-ok.com', { allowPrivateAddresses: false })).toEqual(resolved);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(cachedMailDomain(dns, 'mx-ok.com', { allowPrivateAddresses: false })).toBeUndefined();
+  });
+
+  it('left out for their non-global addresses are reported on every resolution from the cache', async () => {
+    const dns = lookup();
+    const skipped: ExchangerSkippedEvent[] = [];
+    const options = { allowPrivateAddresses: false, onSkipped: (event: ExchangerSkippedEvent) => skipped.push(event) };
+    expect(await resolveMailDomain(dns, 'loopback-mx.com', options)).toEqual({ status: 'DomainIsMisconfigured', hasMx: true });
+    expect(cachedMailDomain(dns, 'loopback-mx.com', options)).toEqual({ status: 'DomainIsMisconfigured', hasMx: true });
+    expect(cachedMailDomain(dns, 'loopback-mx.com', options)).toEqual({ status: 'DomainIsMisconfigured', hasMx: true });
+    expect(skipped).toHaveLength(3);
+    expect(skipped[2]).toEqual({ domain: 'loopback-mx.com', exchanger: 'mx.loopback-mx.com', addresses: ['127.0.0.1', '::1'] });
   });
 
   it('name the implicit MX after the domain itself', async () => {
