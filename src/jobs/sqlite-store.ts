@@ -318,10 +318,11 @@ export class SqliteJobStore implements JobStore {
         try {
           await this.#deleteEntries(sequence);
           if (!this.#closed) this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([sequence]));
-        } catch {
-          // Refused too (a full disk): the draft stays Creating (never seen), removed once a write succeeds or at the
-          // next opening.
+        } catch (error) {
+          // The draft stays Creating (never seen), removed once a write succeeds after a full disk, or at the next
+          // opening; only a full disk is expected here.
           this.#leftovers.add(sequence);
+          if (!(error instanceof StorageFullError)) throw error;
         }
       },
     };

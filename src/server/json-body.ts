@@ -79,9 +79,20 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
   parser.onError = () => {
     jsonError = true;
   };
+  /** An error of the reader (a bug, not the body's fault): the parser would report it as malformed JSON. */
+  let readerFailure: { error: unknown } | null = null;
   parser.onValue = ({ value, key, stack }) => {
     if (stack.length === 1 && typeof key === 'string' && wanted.has(key)) result.members[key] = value;
-    else if (stack.length === 2 && result.entries === 'array' && typeof key === 'number') reader.entry(value, key);
+    else if (stack.length === 2 && result.entries === 'array' && typeof key === 'number') {
+      try {
+        reader.entry(value, key);
+      } catch (error) {
+        readerFailure ??= { error };
+      }
+    }
+  };
+  const throwReaderFailure = (): void => {
+    if (readerFailure !== null) throw readerFailure.error;
   };
   tokenizer.onToken = (token: ParsedTokenInfo) => {
     observe(token);
@@ -154,6 +165,7 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
 
   const feed = (bytes: Buffer): void => {
     if (bytes.length > 0 && !jsonError) tokenizer.write(bytes);
+    throwReaderFailure();
   };
 
   const chunks = payload.iterator({ destroyOnReturn: false });
@@ -200,6 +212,7 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
   // A body of byte order marks only: one is an empty body to the buffered parser, two are malformed JSON.
   if (received === BOM.length && boms === 1) throw new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY();
   if (!jsonError && !tokenizer.isEnded) tokenizer.end();
+  throwReaderFailure();
   if (jsonError || !parser.isEnded || poisoned) throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
   return result;
 }

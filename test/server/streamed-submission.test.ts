@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
 import type { JobInput, JobStore } from '../../src/jobs/types.js';
 import { createServer } from '../../src/server/app.js';
-import { StreamedBody } from '../../src/server/json-body.js';
+import { StreamedBody, readJsonBody } from '../../src/server/json-body.js';
 import { ProblemError } from '../../src/server/problems.js';
 import { canonical, readStreamedSubmission, readSubmission, receiveSubmission, invalidBody } from '../../src/server/submission.js';
 
@@ -241,6 +241,15 @@ describe('a JSON submission read as a stream', () => {
       await store.close();
     }
   }, 120_000);
+
+  it('passes on an error of its reader as it is, not as malformed JSON', async () => {
+    // A reader that fails (a bug of the server, which no body can cause) stands in for one: the failure must come out
+    // as itself, to be answered 500 and logged, never hidden as the client's malformed JSON.
+    const bug = new TypeError('reader bug');
+    const body = new StreamedBody(Readable.from([Buffer.from('{"entries":[{"inputData":"a@b.com"},{"inputData":"c@d.com"}]}')]), undefined);
+    const reader = { entriesStart: () => {}, entry: () => { throw bug; }, drain: async () => {} };
+    await expect(readJsonBody(body, BODY_LIMIT, [], reader)).rejects.toBe(bug);
+  });
 
   it('stores a job of 40,000 entries whole, in order, with their custom fields', async () => {
     const count = LIMITS.maxEntriesPerJob;
