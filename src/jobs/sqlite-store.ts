@@ -316,8 +316,7 @@ export class SqliteJobStore implements JobStore {
         // Closed meanwhile: the next opening removes the draft.
         if (this.#closed) return;
         try {
-          await this.#deleteEntries(sequence);
-          if (!this.#closed) this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([sequence]));
+          await this.#removeJob(sequence);
         } catch (error) {
           // The draft stays Creating (never seen), removed once a write succeeds after a full disk, or at the next
           // opening; only a full disk is expected here.
@@ -689,8 +688,7 @@ export class SqliteJobStore implements JobStore {
   async finishEndedJobs(): Promise<void> {
     const creating = this.#statement(`SELECT sequence FROM jobs WHERE status = '${CREATING}'`).pluck().all() as number[];
     for (const job of creating) {
-      await this.#deleteEntries(job);
-      this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([job]));
+      await this.#removeJob(job);
     }
     const jobs = this.#statement(
       `SELECT sequence FROM jobs
@@ -699,6 +697,12 @@ export class SqliteJobStore implements JobStore {
       .pluck()
       .all() as number[];
     for (const job of jobs) await this.#deleteEntries(job);
+  }
+
+  /** Removes a job row and its entries (a creation that did not finish), unless the store closes meanwhile. */
+  async #removeJob(sequence: number): Promise<void> {
+    await this.#deleteEntries(sequence);
+    if (!this.#closed) this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([sequence]));
   }
 
   /** Deletes a job's entries a batch per transaction, letting other work run between batches. */
@@ -797,8 +801,7 @@ export class SqliteJobStore implements JobStore {
         if (this.#closed) return;
         const row = this.#statement('SELECT status FROM jobs WHERE sequence = ?').get([job]) as Row | undefined;
         if (row !== undefined && row['status'] === CREATING) {
-          await this.#deleteEntries(job);
-          this.#write(() => this.#statement('DELETE FROM jobs WHERE sequence = ?').run([job]));
+          await this.#removeJob(job);
         } else if (row !== undefined && (TOMBSTONE_STATUSES as readonly unknown[]).includes(row['status'])) {
           await this.#deleteEntries(job);
         }
