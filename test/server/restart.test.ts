@@ -22,7 +22,8 @@ beforeAll(async () => {
       // Most addresses answered at once; three held by a server that answers the RCPT of alice after 10 s (those
       // pipelined behind it wait their turn), so the job can be killed with most of its results written and a few
       // out. 10 s, not less: on a loaded machine the 24 quick answers have taken over 3 s (hence --quality High,
-      // whose command timeout is 50 s).
+      // whose command timeout is 50 s). Two connections at most (over all exchangers): with one, the held
+      // exchanger could take it first and the quick answers would all come after the held ones.
       quick: { mailboxes: ['alice', 'bob'] },
       held: { mailboxes: ['alice', 'bob'], delayMs: { 'rcpt:alice': 10_000 } },
     },
@@ -45,7 +46,7 @@ function start(dataDir: string, flags: string[] = []): Promise<ServeProcess> {
     [
       '--data-dir', dataDir, '--log-level', 'silent',
       '--dns-server', lab.dnsAddress, '--smtp-port', String(lab.port), '--allow-private-addresses',
-      '--helo-name', 'probe.mailverify-lab.com', '--mail-from', 'bounce@mailverify-lab.com', '--max-connections', '1',
+      '--helo-name', 'probe.mailverify-lab.com', '--mail-from', 'bounce@mailverify-lab.com', '--max-connections', '2',
       '--quality', 'High',
       ...flags,
     ],
