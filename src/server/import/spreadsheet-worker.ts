@@ -1,6 +1,6 @@
 /**
- * The part of a spreadsheet import that runs in a worker thread: reading the workbook (xlsx with exceljs's streaming
- * reader, xls with SheetJS) and sending the chosen column's cells of the rows in range, in batches. A hostile
+ * The part of a spreadsheet import that runs in a worker thread: reading the workbook (xlsx with exceljs's part
+ * parsers over yauzl, xls with SheetJS) and sending the chosen column's cells of the rows in range, in batches. A hostile
  * workbook can only cost this thread its time and memory limits, never the server's event loop.
  *
  * `spreadsheetWorker` is started from its source text (`String(spreadsheetWorker)`), the same in the bundled
@@ -11,16 +11,14 @@
 export interface WorkerJob {
   readonly kind: 'xlsx' | 'xls';
   readonly path: string;
-  /** The upload's own folder, removed with it: where the reader's temporary files go. */
-  readonly scratchDir: string;
   readonly sheet: number;
   readonly column: number;
   readonly startingRow: number;
   readonly endingRow: number;
   /** The longest cell text sent, in UTF-16 units: a longer one is cut there (the server refuses it all the same). */
   readonly maxCellUnits: number;
-  /** Resolved paths of the libraries: exceljs for xlsx, @e965/xlsx (SheetJS) for xls. */
-  readonly modules: { readonly exceljs: string; readonly xlsx: string };
+  /** Resolved paths of the libraries: exceljs and yauzl for xlsx, @e965/xlsx (SheetJS) for xls. */
+  readonly modules: { readonly exceljs: string; readonly yauzl: string; readonly xlsx: string };
 }
 
 /** Worker to server: cells of rows in range (row numbers zero-based), then one `end` or one `failure`. */
@@ -35,9 +33,6 @@ export async function spreadsheetWorker(): Promise<void> {
   const { createRequire } = process.getBuiltinModule('node:module');
   const fs = process.getBuiltinModule('node:fs');
   const job = workerData as WorkerJob;
-  // exceljs copies a worksheet that comes before the shared strings to a temporary file (package tmp, in os.tmpdir())
-  // and removes it only once it is read to its end: in the upload's folder, it goes with the upload whatever happens.
-  process.getBuiltinModule('node:os').tmpdir = () => job.scratchDir;
   const port = parentPort!;
   const BATCH = 4096;
   let rows: number[] = [];
@@ -73,45 +68,71 @@ export async function spreadsheetWorker(): Promise<void> {
     return null;
   };
 
+  /**
+   * exceljs's parsers for the parts of a workbook, driven part by part from the archive's central directory (yauzl):
+   * the relationships, the workbook (its sheet list), the shared string table, then the one sheet asked for. exceljs's
+   * own streaming pass (unzipper's `Parse` walked with an async iterator) drops entries when the consumer is slow (a
+   * race seen under load: the workbook part, written last by exceljs, was lost and the read failed), so it is not used.
+   * The private methods called here are those of the pinned exceljs 4.4.0 (lib/stream/xlsx/workbook-reader.js).
+   */
   const readXlsx = async (): Promise<{ sheets: number; found: boolean }> => {
     const ExcelJS = createRequire(job.modules.exceljs)(job.modules.exceljs) as typeof import('exceljs');
+    const yauzl = createRequire(job.modules.yauzl)(job.modules.yauzl) as typeof import('yauzl');
+    interface Relationship {
+      Id: string;
+      Target: string;
+    }
+    interface PartReader {
+      model?: { sheets?: { id: number | string; name: string; rId: string }[] };
+      workbookRels?: Relationship[];
+      _parseRels(stream: NodeJS.ReadableStream): Promise<void>;
+      _parseWorkbook(stream: NodeJS.ReadableStream): Promise<void>;
+      _parseSharedStrings(stream: NodeJS.ReadableStream): AsyncIterable<unknown>;
+      _parseWorksheet(stream: NodeJS.ReadableStream, sheetNo: string): Iterable<{ value: AsyncIterable<{ number: number; cellCount: number; findCell(col: number): { value: unknown } | undefined }> }>;
+    }
     const reader = new ExcelJS.stream.xlsx.WorkbookReader(job.path, {
       worksheets: 'emit',
       sharedStrings: 'cache',
       hyperlinks: 'ignore',
       styles: 'ignore',
       entries: 'ignore',
-    });
-    interface SheetReader extends AsyncIterable<{ number: number; cellCount: number; findCell(col: number): { value: unknown } | undefined }> {
-      id: number | string;
-      name?: string;
-      iterator?: { destroy?: () => void };
-    }
-    interface Model {
-      model?: { sheets?: { id: number | string; name: string }[] };
-    }
-    let found = false;
-    let seen = 0;
-    for await (const worksheet of reader as unknown as AsyncIterable<SheetReader>) {
-      seen++;
-      // The sheet's place in the workbook (workbook.xml order); a sheet the workbook does not list: by its file number.
-      const listed = (reader as unknown as Model).model?.sheets ?? [];
-      const at = listed.findIndex((sheet) => sheet.id === worksheet.id && sheet.name === worksheet.name);
-      const position = at >= 0 ? at : Number(worksheet.id) - 1;
-      if (position !== job.sheet || found) {
-        worksheet.iterator?.destroy?.();
-        continue;
+    }) as unknown as PartReader;
+    const zip = await yauzl.openPromise(job.path, { lazyEntries: true, autoClose: false, strictFileNames: false });
+    try {
+      const entries = new Map<string, import('yauzl').Entry>();
+      for await (const entry of zip.eachEntry()) entries.set(entry.fileName, entry);
+      const part = async (name: string): Promise<NodeJS.ReadableStream | undefined> => {
+        const entry = entries.get(name);
+        return entry === undefined ? undefined : zip.openReadStreamPromise(entry);
+      };
+      const rels = await part('xl/_rels/workbook.xml.rels');
+      if (rels !== undefined) await reader._parseRels(rels);
+      const book = await part('xl/workbook.xml');
+      if (book === undefined) throw new Error('it has no xl/workbook.xml');
+      await reader._parseWorkbook(book);
+      // The sheets in workbook order (ECMA-376 Part 1, 18.2.20), each found through its relationship (Part 2, 9.3).
+      const sheets = reader.model?.sheets ?? [];
+      const sheet = sheets[job.sheet];
+      if (sheet === undefined) return { sheets: sheets.length, found: false };
+      const target = (reader.workbookRels ?? []).find((rel) => rel.Id === sheet.rId)?.Target ?? '';
+      // A target is relative to the workbook's folder, or absolute from the package's root (Part 2, 9.3.2).
+      const path = target.startsWith('/') ? target.slice(1) : `xl/${target.replace(/^\.\//, '')}`;
+      const sheetNo = /^xl\/worksheets\/sheet(\d+)\.xml$/.exec(path)?.[1];
+      if (sheetNo === undefined || !entries.has(path)) throw new Error(`sheet ${job.sheet}'s part (${JSON.stringify(target.slice(0, 100))}) is not in the workbook`);
+      const strings = await part('xl/sharedStrings.xml');
+      if (strings !== undefined) for await (const _ of reader._parseSharedStrings(strings));
+      for (const { value: worksheet } of reader._parseWorksheet((await part(path))!, sheetNo)) {
+        for await (const row of worksheet) {
+          const index = row.number - 1;
+          if (index > job.endingRow) break;
+          if (index < job.startingRow) continue;
+          send(index, textOf(row.findCell(job.column + 1)?.value), row.cellCount);
+        }
       }
-      found = true;
-      for await (const row of worksheet) {
-        const index = row.number - 1;
-        if (index > job.endingRow) break;
-        if (index < job.startingRow) continue;
-        send(index, textOf(row.findCell(job.column + 1)?.value), row.cellCount);
-      }
+      return { sheets: sheets.length, found: true };
+    } finally {
+      zip.close();
     }
-    const listed = (reader as unknown as Model).model?.sheets?.length ?? 0;
-    return { sheets: Math.max(listed, seen), found };
   };
 
   const readXls = (): { sheets: number; found: boolean } => {

@@ -6,7 +6,6 @@
  */
 import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { FastifyBaseLogger } from 'fastify';
 import { ProblemError, invalidField } from '../problems.js';
@@ -80,7 +79,7 @@ const WORKER_SOURCE = `(${String(spreadsheetWorker)})()`;
 // Resolves the readers' modules from this file (the CommonJS build gets `import.meta.url` from a shim of tsup.config.ts).
 const requireHere = createRequire(import.meta.url);
 
-/** Reads the workbook at `path`, alone in its folder (the reader's temporary files go there too), into `collector`. */
+/** Reads the workbook at `path` into `collector`. */
 export async function readSpreadsheet(
   kind: 'xlsx' | 'xls',
   path: string,
@@ -122,13 +121,12 @@ async function checkAndRead(
   const job: WorkerJob = {
     kind,
     path,
-    scratchDir: dirname(path),
     sheet: layout.sheet,
     column: layout.column,
     startingRow: layout.startingRow,
     endingRow: layout.endingRow,
     maxCellUnits: MAX_CELL_UNITS,
-    modules: { exceljs: requireHere.resolve('exceljs'), xlsx: requireHere.resolve('@e965/xlsx') },
+    modules: { exceljs: requireHere.resolve('exceljs'), yauzl: requireHere.resolve('yauzl'), xlsx: requireHere.resolve('@e965/xlsx') },
   };
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,

@@ -26,8 +26,8 @@ export interface ZipLimits {
 }
 
 /**
- * The parts the streaming reader parses as XML, by the names it matches them with (exceljs 4.4
- * lib/stream/xlsx/workbook-reader.js, `parse`); it drains every other entry unread.
+ * The parts the reader may parse as XML (spreadsheet-worker.ts: the workbook's relationships and sheet list, the
+ * shared string table, a worksheet); it never reads the other entries.
  */
 const PARSED_PARTS = [
   /^xl\/_rels\/workbook\.xml\.rels$/,
