@@ -27,6 +27,8 @@ import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
 import type { Deduplication } from '../engine/dedupe.js';
 import { STATUS_CODES } from '../status/catalogue.js';
 import { StorageFullError } from './types.js';
+import { UsernameTakenError, type UserListQuery, type UserRecord, type UserStore } from '../accounts/types.js';
+import { sortUsers, usernameKey } from '../accounts/listing.js';
 import type {
   CallbackDelivery,
   CallbackEvent,
@@ -133,6 +135,18 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX callback_outbox_by_due ON callback_outbox (due_at);
   `,
+  `
+  -- Users of the account: the record as JSON, with the columns looked up or kept unique beside it. A username is
+  -- unique case-insensitively among users not deleted: username_key is its lower-cased form, NULL once deleted.
+  CREATE TABLE users (
+    sequence     INTEGER PRIMARY KEY AUTOINCREMENT,
+    id           TEXT NOT NULL UNIQUE,
+    username_key TEXT,
+    etag         TEXT NOT NULL,
+    record       TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX users_by_username ON users (username_key) WHERE username_key IS NOT NULL;
+  `,
 ];
 
 /** Inputs inserted per statement when a job is created. */
@@ -199,7 +213,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
   return store;
 }
 
-export class SqliteJobStore implements JobStore {
+export class SqliteJobStore implements JobStore, UserStore {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
   readonly #options: SqliteStoreOptions;
@@ -654,6 +668,36 @@ export class SqliteJobStore implements JobStore {
     }));
   }
 
+  async createUser(user: UserRecord): Promise<void> {
+    const insert = this.#statement('INSERT INTO users (id, username_key, etag, record) VALUES (?, ?, ?, ?)');
+    this.#write(() => uniqueUsername(() => insert.run([user.id, usernameKey(user), user.etag, JSON.stringify(user)])));
+  }
+
+  async getUser(id: string): Promise<UserRecord | null> {
+    const row = this.#statement('SELECT record FROM users WHERE id = ?').get([id]) as Row | undefined;
+    return row === undefined ? null : (JSON.parse(row['record'] as string) as UserRecord);
+  }
+
+  async userByUsername(username: string): Promise<UserRecord | null> {
+    const row = this.#statement('SELECT record FROM users WHERE username_key = ?').get([username.toLowerCase()]) as Row | undefined;
+    return row === undefined ? null : (JSON.parse(row['record'] as string) as UserRecord);
+  }
+
+  async updateUser(user: UserRecord, expectedEtag: string): Promise<boolean> {
+    const update = this.#statement('UPDATE users SET username_key = ?, etag = ?, record = ? WHERE id = ? AND etag = ?');
+    return this.#write(() => uniqueUsername(() => update.run([usernameKey(user), user.etag, JSON.stringify(user), user.id, expectedEtag]).changes === 1));
+  }
+
+  async listUsers(query: UserListQuery): Promise<{ data: UserRecord[]; more: boolean }> {
+    // An account has users by the hundred, not the million: read whole, ordered here (in JavaScript's string order).
+    const rows = this.#statement('SELECT record FROM users ORDER BY sequence').all() as Row[];
+    const users = rows
+      .map((row) => JSON.parse(row['record'] as string) as UserRecord)
+      .filter((user) => (query.includeDeleted || user.deletedOn === undefined) && (query.type === undefined || user.detail.type === query.type));
+    const sorted = sortUsers(users, query.sort);
+    return { data: sorted.slice(query.offset, query.offset + query.limit), more: sorted.length > query.offset + query.limit };
+  }
+
   async getSetting(key: string): Promise<string | null> {
     const row = this.#statement('SELECT value FROM settings WHERE key = ?').get([key]) as Row | undefined;
     return row === undefined ? null : (row['value'] as string);
@@ -827,6 +871,17 @@ export class SqliteJobStore implements JobStore {
 }
 
 /** A StorageFullError for SQLite's SQLITE_FULL (the disk is full), else null. */
+/** Runs a write to the users table; a username already taken becomes UsernameTakenError. */
+function uniqueUsername<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'SQLITE_CONSTRAINT_UNIQUE' && /username_key/.test((error as Error).message)) throw new UsernameTakenError();
+    throw error;
+  }
+}
+
 function fullDiskError(error: unknown): StorageFullError | null {
   if (error instanceof StorageFullError) return error;
   const code = (error as { code?: unknown } | null)?.code;

@@ -495,10 +495,10 @@ describe('settings and the file', () => {
     if (process.platform !== 'win32') expect(statSync(path).mode & 0o777).toBe(0o600);
     const db = new Database(path);
     expect(db.pragma('journal_mode')).toEqual([{ journal_mode: 'wal' }]);
-    expect(db.pragma('user_version')).toEqual([{ user_version: 2 }]);
-    db.exec('PRAGMA user_version = 3');
+    expect(db.pragma('user_version')).toEqual([{ user_version: 3 }]);
+    db.exec('PRAGMA user_version = 4');
     db.close();
-    await expect(openSqliteStore(path)).rejects.toThrow(/schema version 3/);
+    await expect(openSqliteStore(path)).rejects.toThrow(/schema version 4/);
   });
 
   it('finishes ending a job whose entries were left when the process stopped', async () => {
