@@ -202,7 +202,7 @@ const LAYOUT_POSITIONS = ENTRY_FIELDS.slice(4).map((field) => {
 });
 const CLASSIFICATION = RESULT_LAYOUT.indexOf('classification');
 
-export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<JobStore> {
+export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<SqliteJobStore> {
   const store = new SqliteJobStore(path, options);
   try {
     await store.finishEndedJobs();
@@ -388,8 +388,12 @@ export class SqliteJobStore implements JobStore, UserStore {
     if (query.afterSequence !== undefined && query.beforeSequence !== undefined) {
       throw new RangeError('afterSequence and beforeSequence together');
     }
-    const conditions = ['owner = ?'];
-    const parameters: unknown[] = [query.owner];
+    const conditions: string[] = [];
+    const parameters: unknown[] = [];
+    if (query.owner !== undefined) {
+      conditions.push('owner = ?');
+      parameters.push(query.owner);
+    }
     const statuses = selectedStatuses(query.include, query.exclude, JOB_STATUSES, LIVE_STATUSES);
     if (statuses.length === 0) return { data: [], more: false };
     conditions.push(`status IN (${placeholders(statuses.length)})`);

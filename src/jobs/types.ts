@@ -80,7 +80,8 @@ export interface Page<T> {
 }
 
 export interface JobListQuery {
-  readonly owner: string;
+  /** The jobs of this owner; absent: every job of the account. */
+  readonly owner?: string;
   /** Newest first (default) or oldest first. */
   readonly sort: 'createdOn' | '-createdOn';
   /** Inclusive bounds on createdOn, ISO 8601. */

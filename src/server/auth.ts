@@ -9,6 +9,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
+import type { Principal } from './access.js';
 import { ProblemError } from './problems.js';
 
 export interface RootAccount {
@@ -19,9 +20,7 @@ export interface RootAccount {
 }
 
 /** The authenticated user of a request. */
-export interface User {
-  readonly id: string;
-}
+export type User = Principal;
 
 const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="mailverify"' };
 
@@ -67,7 +66,7 @@ export class Authenticator {
     if (scheme === 'bearer') {
       try {
         const { payload } = await jwtVerify(value, this.key, { algorithms: ['HS256'], requiredClaims: ['sub', 'exp'] });
-        if (payload.sub === this.root.id && payload['pwd'] === this.passwordTag) return { id: this.root.id };
+        if (payload.sub === this.root.id && payload['pwd'] === this.passwordTag) return { id: this.root.id, isRoot: true };
       } catch {
         // Expired, forged or malformed: the same answer for all.
       }
@@ -81,7 +80,7 @@ export class Authenticator {
     // Both compared, always, so the time does not tell which one was wrong.
     const userOk = sameSecret(username, this.root.username);
     const passwordOk = sameSecret(password, this.root.password);
-    if (userOk && passwordOk) return { id: this.root.id };
+    if (userOk && passwordOk) return { id: this.root.id, isRoot: true };
     throw unauthorized('Wrong user name or password.');
   }
 

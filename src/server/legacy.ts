@@ -15,7 +15,8 @@ import { formatDuration } from '../jobs/duration.js';
 import { entryPages } from '../jobs/pages.js';
 import { VERSION } from '../version.js';
 import { ProblemError, invalidField } from './problems.js';
-import { addMethodNotAllowed, callerJob, gone, newJob, pathOf, requireCredentials, storeSubmission, streamedJsonRoutes, type ServerContext } from './routes.js';
+import { accessibleJob, principalOf, requirePermission } from './access.js';
+import { addMethodNotAllowed, gone, newJob, pathOf, requireCredentials, storeSubmission, streamedJsonRoutes, type ServerContext } from './routes.js';
 import { LEGACY_OPERATIONS } from './schemas/index.js';
 import { canonical, invalidBody, readStreamedSubmission } from './submission.js';
 
@@ -42,6 +43,7 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
 
   await streamedJsonRoutes(app, (routes) => {
     routes.post('/email-validations', { schema: LEGACY_OPERATIONS.submitJob }, async (request, reply) => {
+      requirePermission(principalOf(request), 'email-validations', 'write', 'my');
       // 1.4 knows Off and Safe only; the other 2.x fields do not exist in it and are ignored.
       const job = await storeSubmission(request, context, ['quality', 'priority', 'deduplication'], (received) => {
         if (received.body.root !== 'object') throw invalidBody();
@@ -57,14 +59,14 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
   });
 
   app.get('/email-validations/:id', { schema: LEGACY_OPERATIONS.getJob }, async (request, reply) => {
-    const job = await owned(request);
+    const job = await owned(request, 'read');
     if (job.status === 'InProgress') return reply.code(202).send(snapshotOf(job));
     reply.code(200).type('application/json; charset=utf-8');
     return reply.send(Readable.from(withEntries(job)));
   });
 
   app.delete('/email-validations/:id', { schema: LEGACY_OPERATIONS.deleteJob }, async (request, reply) => {
-    const job = await owned(request);
+    const job = await owned(request, 'delete');
     if (job.status === 'InProgress') {
       throw new ProblemError(406, `The job ${job.id} is still in progress: delete it once it is complete.`);
     }
@@ -72,9 +74,9 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
     return reply.code(200).send();
   });
 
-  /** The caller's job: 404 when there is none, 410 when it is deleted or expired. */
-  async function owned(request: FastifyRequest): Promise<JobRecord> {
-    const job = await callerJob(jobs, request, (request.params as { id: string }).id);
+  /** The job if the caller may `operation` it: 404 when there is none, 410 when it is deleted or expired. */
+  async function owned(request: FastifyRequest, operation: 'read' | 'delete'): Promise<JobRecord> {
+    const job = await accessibleJob(jobs, request, (request.params as { id: string }).id, operation);
     if (job.status === 'Deleted' || job.status === 'Expired') throw gone(job);
     return job;
   }

@@ -9,7 +9,8 @@ import type { Quality } from '../engine/verifier.js';
 import type { Jobs } from '../jobs/jobs.js';
 import type { EntryFilter, JobInterface, JobRecord, JobStatus, NewJob } from '../jobs/types.js';
 import { isStatusCode, type StatusCode } from '../status/catalogue.js';
-import type { Authenticator, User } from './auth.js';
+import type { Authenticator } from './auth.js';
+import { accessibleJob, principalOf, requirePermission, type Principal } from './access.js';
 import type { Cursors, CursorState } from './cursor.js';
 import { entriesFormat, sendExport } from './export/index.js';
 import { isMultipart, readFileImport, type ResolvedImportOptions } from './import/index.js';
@@ -41,7 +42,7 @@ type Query = Record<string, string | undefined>;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    user?: User;
+    user?: Principal;
   }
 }
 
@@ -96,6 +97,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
 
   await streamedJsonRoutes(app, (routes) => {
     routes.post('/email-validations', { schema: V2_OPERATIONS.submitJob }, async (request, reply) => {
+      requirePermission(principalOf(request), 'email-validations', 'write', 'my');
       const contentType = request.headers['content-type'];
       if (isMultipart(contentType)) {
         const waitTime = readWaitTime(queryOf(request)['waitTime']);
@@ -160,18 +162,18 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
 
   app.delete('/email-validations/:id', { schema: V2_OPERATIONS.deleteJob }, async (request, reply) => {
     const { id } = request.params as { id: string };
-    const job = await callerJob(jobs, request, id);
+    const job = await accessibleJob(jobs, request, id, 'delete');
     if (job.status === 'Deleted' || job.status === 'Expired') throw gone(job);
-    await jobs.delete(id);
+    await jobs.delete(job.id);
     return reply.code(200).send();
   });
 
   /** The caller's job after waiting up to `waitTime` for it to complete; 404 or 410 when there is none. */
   async function settled(request: FastifyRequest, id: string, waitTime: number): Promise<JobRecord> {
-    let job = await callerJob(jobs, request, id);
+    let job = await accessibleJob(jobs, request, id, 'read');
     if (job.status === 'InProgress' && waitTime > 0) {
       await jobs.waitForEnd(job.id, waitTime);
-      job = await callerJob(jobs, request, id);
+      job = await accessibleJob(jobs, request, id, 'read');
     }
     if (job.status === 'Deleted' || job.status === 'Expired') throw gone(job);
     return job;
@@ -205,9 +207,14 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
   }
 
   async function listJobs(request: FastifyRequest, query: Query) {
+    const principal = principalOf(request);
+    requirePermission(principal, 'email-validations', 'read', 'my');
     const sort = query['sort'] ?? '-createdOn';
     if (sort !== 'createdOn' && sort !== '-createdOn') throw invalidField('sort', 'must be createdOn or -createdOn');
-    const listing = `jobs:${request.user!.id}:${sort}`;
+    // The caller's jobs; with account-wide read, another user's (`owner=<id>`) or every job of the account (`owner=*`).
+    const owner = query['owner'] ?? principal.id;
+    if (owner !== principal.id) requirePermission(principal, 'email-validations', 'read', 'account');
+    const listing = `jobs:${owner}:${sort}`;
     const statuses = readStatusFilter(query, (name) => (JOB_STATUSES as readonly string[]).includes(name), 'job status');
     const dates = readDates(query);
     const given = statuses === null && dates === '' ? null : `${filterKey(statuses ?? {})}|${dates}`;
@@ -216,7 +223,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     const filter = statuses ?? parseFilterKey(statusKey);
     const [since, until] = dateKey.split('~');
     const page = await jobs.options.store.listJobs({
-      owner: request.user!.id,
+      ...(owner !== '*' && { owner }),
       sort,
       ...(since && { createdSince: since }),
       ...(until && { createdUntil: until }),
@@ -316,6 +323,8 @@ export async function storeSubmission(
 
 /** The job a submission makes: the caller's, with the server's defaults for what the submission leaves out. */
 export function newJob(request: FastifyRequest, submission: Omit<Submission, 'inputs'>, context: ServerContext, api: JobInterface): NewJob {
+  // A retention given at submission needs the permission to delete (the job ends when its retention does).
+  if (submission.retentionMs !== undefined) requirePermission(principalOf(request), 'email-validations', 'delete', 'my');
   return {
     id: randomUUID(),
     owner: request.user!.id,
@@ -329,13 +338,6 @@ export function newJob(request: FastifyRequest, submission: Omit<Submission, 'in
     interface: api,
     createdOn: isoTime(context.jobs.clock),
   };
-}
-
-/** The job if it is the caller's, tombstones included: 404 otherwise (another user's job does not exist for this one). */
-export async function callerJob(jobs: Jobs, request: FastifyRequest, id: string): Promise<JobRecord> {
-  const job = /^[0-9a-f-]{36}$/i.test(id) ? await jobs.get(id.toLowerCase()) : null;
-  if (job === null || job.owner !== request.user!.id) throw new ProblemError(404, `No job ${id}.`);
-  return job;
 }
 
 export function gone(job: JobRecord): ProblemError {
