@@ -312,20 +312,27 @@ function readOperations(operations: unknown): PatchOperation[] {
   });
 }
 
-/** The document after every operation, or an error and nothing applied (the library works on a copy). */
+/**
+ * The document after every operation, or an error and nothing applied: they are applied one by one to a copy (the
+ * library's own errors do not always tell which operation failed).
+ */
 function applyOperations(document: UserDetailView, operations: PatchOperation[]): unknown {
-  try {
-    return jsonPatch.applyPatch(document, operations, true, false).newDocument;
-  } catch (error) {
-    if (error instanceof jsonPatch.JsonPatchError) {
-      const index = error.index ?? 0;
-      if (error.name === 'TEST_OPERATION_FAILED') throw new PatchTestFailedError(index);
-      throw new UserFieldError(`[${index}].path`, patchProblem(error.name));
+  let patched: unknown = jsonPatch.deepClone(document);
+  operations.forEach((operation, index) => {
+    try {
+      patched = jsonPatch.applyOperation(patched, operation, true, true, true, index).newDocument;
+    } catch (error) {
+      if (error instanceof jsonPatch.JsonPatchError) {
+        if (error.name === 'TEST_OPERATION_FAILED') throw new PatchTestFailedError(index);
+        const field = error.name === 'OPERATION_FROM_UNRESOLVABLE' ? 'from' : 'path';
+        throw new UserFieldError(`[${index}].${field}`, patchProblem(error.name));
+      }
+      // The library refuses `__proto__` and `constructor/prototype` with a TypeError.
+      if (error instanceof TypeError) throw new UserFieldError(`[${index}].path`, 'may not name __proto__ or constructor/prototype');
+      throw error;
     }
-    // The library refuses `__proto__` and `constructor/prototype` with a TypeError.
-    if (error instanceof TypeError) throw new UserFieldError('', 'a patch may not name __proto__ or constructor/prototype');
-    throw error;
-  }
+  });
+  return patched;
 }
 
 function patchProblem(code: string): string {
@@ -333,7 +340,7 @@ function patchProblem(code: string): string {
     case 'OPERATION_PATH_UNRESOLVABLE':
       return 'names a field that is not in the document';
     case 'OPERATION_FROM_UNRESOLVABLE':
-      return 'its `from` names a field that is not in the document';
+      return 'names a field that is not in the document';
     case 'OPERATION_PATH_CANNOT_ADD':
       return 'cannot be added: its parent is not in the document';
     case 'OPERATION_PATH_ILLEGAL_ARRAY_INDEX':

@@ -254,6 +254,11 @@ describe('newUser: refusals name the field by its full JSON path', () => {
     expect(fieldOf(() => newUser(body, context()))).toBe(field);
   });
 
+  it('says contact methods are not supported', () => {
+    expect(() => newUser(withField(STANDARD, 'preferredContactMethod', 'c1'), context())).toThrow(/not supported/);
+    expect(() => newUser(withField(STANDARD, 'authentication.recoveryContactMethod', 'c1'), context())).toThrow(/not supported/);
+  });
+
   it('names the field in the error message', () => {
     expect(() => newUser(withField(STANDARD, 'authentication.password.username', 'a:b'), context())).toThrow(/^authentication\.password\.username: /);
   });
@@ -428,7 +433,8 @@ describe('patchUser', () => {
     ['a move with no from', [{ op: 'move', path: '/displayName' }], '[0].from'],
     ['a replace of a field not in the document', [{ op: 'replace', path: '/defaults/retention', value: '1:0:0' }], '[0].path'],
     ['an add under a missing parent', [{ op: 'add', path: '/nothing/here', value: 1 }], '[0].path'],
-    ['a copy from a write-only field', [{ op: 'copy', from: '/authentication/password/password', path: '/displayName' }], '[0].path'],
+    ['a copy from a write-only field', [{ op: 'test', path: '/isActive', value: true }, { op: 'copy', from: '/authentication/password/password', path: '/displayName' }], '[1].from'],
+    ['a replace, second, of a field not in the document', [{ op: 'replace', path: '/isActive', value: false }, { op: 'replace', path: '/nothing', value: 1 }], '[1].path'],
     ['an add of an unknown field', [{ op: 'add', path: '/firewall/isEnabeld', value: true }], 'firewall.isEnabeld'],
     ['an add of a contact method', [{ op: 'add', path: '/preferredContactMethod', value: 'c' }], 'preferredContactMethod'],
     ['a removed display name', [{ op: 'remove', path: '/displayName' }], 'displayName'],
@@ -436,7 +442,7 @@ describe('patchUser', () => {
     ['a malformed rule added', [{ op: 'add', path: '/authorization/rules/0', value: 'users:' }], 'authorization.rules[0]'],
     ["root's username", [{ op: 'replace', path: '/authentication/password/username', value: 'ROOT' }], 'authentication.password.username'],
     ['isMfaRequired with no TOTP enrolled', [{ op: 'replace', path: '/authentication/password/isMfaRequired', value: true }], 'authentication.password.isMfaRequired'],
-    ['a __proto__ path', [{ op: 'add', path: '/__proto__/polluted', value: true }], ''],
+    ['a __proto__ path', [{ op: 'add', path: '/__proto__/polluted', value: true }], '[0].path'],
   ];
   it.each(REFUSED)('refuses %s', (_name, operations, field) => {
     expect(fieldOf(() => patchUser(storedUser(), operations, { caller: ROOT, rootUsername: 'Root' }))).toBe(field);
@@ -463,6 +469,11 @@ describe('patchUser', () => {
     const admin = storedUser(ADMINISTRATOR);
     const rename = [{ op: 'replace', path: '/displayName', value: 'Boss' }];
     expect(() => patchUser(admin, rename, { caller: standardCaller('*'), rootUsername: 'Root' })).toThrow(UserForbiddenError);
+    // Nor demote one, nor probe one with a test operation.
+    const demote = [{ op: 'replace', path: '/type', value: 'Standard' }];
+    expect(() => patchUser(admin, demote, { caller: standardCaller('*'), rootUsername: 'Root' })).toThrow(UserForbiddenError);
+    const probe = [{ op: 'test', path: '/displayName', value: 'not it' }];
+    expect(() => patchUser(admin, probe, { caller: standardCaller('*'), rootUsername: 'Root' })).toThrow(UserForbiddenError);
     expect(patchUser(admin, rename, { caller: ADMIN, rootUsername: 'Root' }).detail.displayName).toBe('Boss');
   });
 
