@@ -8,6 +8,7 @@
  * usage error that names where it came from (`--port`, `MAILVERIFY_PORT`, `mailverify.json: port`); an unknown key
  * of the config file is one too, with the key that was probably meant. Secrets are never printed.
  */
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
@@ -90,6 +91,36 @@ function readContent(file: string): string {
   }
   if (content === '') throw new BadValue(`is an empty file (${file})`);
   return content;
+}
+
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
+
+/**
+ * CA certificates (PEM), one or more, read at start. Each must parse and be a CA: TLS would take a wrong file (a
+ * client's own certificate, a key) without a word and then verify no client at all.
+ */
+const caCertificates: Kind<string> = {
+  ...fileContent,
+  expected: 'a PEM file of CA certificates',
+  fromText: (file) => checkCaCertificates(fileContent.fromText(file), file),
+  fromJson: (file, base) => checkCaCertificates(fileContent.fromJson(file, base), path.fromJson(file, base)),
+};
+
+function checkCaCertificates(pem: string, file: string): string {
+  const blocks = [...pem.matchAll(PEM_BLOCK)];
+  if (blocks.length === 0) throw new BadValue(`holds no PEM certificate (${file})`);
+  for (const [block, label] of blocks) {
+    if (label !== 'CERTIFICATE') throw new BadValue(`must hold only certificates, not a ${label} (${file})`);
+    let certificate: X509Certificate;
+    try {
+      certificate = new X509Certificate(block);
+    } catch {
+      throw new BadValue(`holds a certificate that cannot be read (${file})`);
+    }
+    // RFC 5280 §4.2.1.9: only a certificate whose basic constraints say CA may sign others.
+    if (!certificate.ca) throw new BadValue(`holds a certificate that is not a CA (${certificate.subject.replaceAll('\n', ', ')}) (${file})`);
+  }
+  return pem;
 }
 
 function choice<T extends string>(values: readonly T[]): Kind<T> {
@@ -263,6 +294,18 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { flag: 'tls-cert', placeholder: 'FILE', env: 'MAILVERIFY_TLS_CERT', key: 'tlsCert', kind: fileContent, defaultText: 'plain HTTP', description: 'serve HTTPS with this certificate chain (PEM), with --tls-key', section: 'Listening', target: 'server.https.cert' },
   { flag: 'tls-key', placeholder: 'FILE', env: 'MAILVERIFY_TLS_KEY', key: 'tlsKey', kind: fileContent, secret: true, description: 'the private key (PEM) of --tls-cert', section: 'Listening', target: 'server.https.key' },
   {
+    flag: 'tls-client-ca',
+    placeholder: 'FILE',
+    env: 'MAILVERIFY_TLS_CLIENT_CA',
+    key: 'tlsClientCa',
+    kind: caCertificates,
+    defaultText: 'no client certificates',
+    description:
+      'CA certificates (PEM, one or more): HTTPS clients are asked for a certificate (not required), and one these CAs signed signs in the user whose username is its subject CN, if that user allows certificates; with --tls-cert and --tls-key',
+    section: 'Listening',
+    target: 'server.https.clientCa',
+  },
+  {
     flag: 'trust-proxy',
     placeholder: 'PROXIES',
     env: 'MAILVERIFY_TRUST_PROXY',
@@ -377,7 +420,10 @@ export function resolveServeSettings(flags: FlagValues, env: NodeJS.ProcessEnv):
       setPath(result, option.target, option.convert === undefined ? value : option.convert(value));
     }
   }
-  const server = result['server'] as { https?: { cert?: string; key?: string } };
+  const server = result['server'] as { https?: { cert?: string; key?: string; clientCa?: string } };
+  if (server.https?.clientCa !== undefined && server.https.cert === undefined && server.https.key === undefined) {
+    throw new UsageError(`${sources.get('server.https.clientCa')} needs --tls-cert and --tls-key (or their variables or keys): client certificates are asked for over HTTPS only`);
+  }
   if (server.https !== undefined && (server.https.cert === undefined || server.https.key === undefined)) {
     throw new UsageError('--tls-cert and --tls-key (or their variables or keys) go together');
   }

@@ -84,8 +84,12 @@ export interface StandaloneOptions extends ServerOptions {
   readonly logger?: FastifyServerOptions['logger'];
   /** Trust `X-Forwarded-For` from these proxies (Fastify's trustProxy); default: none. */
   readonly trustProxy?: FastifyServerOptions['trustProxy'];
-  /** Serve HTTPS with this certificate chain and key (PEM); default: plain HTTP. */
-  readonly https?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /**
+   * Serve HTTPS with this certificate chain and key (PEM); default: plain HTTP. With `clientCa` (PEM, one or more CA
+   * certificates) clients are asked for a certificate, not required to give one; whether one verified against those
+   * CAs is for the request to tell (verifiedClientName).
+   */
+  readonly https?: { readonly cert: string | Buffer; readonly key: string | Buffer; readonly clientCa?: string | Buffer };
   /** The time a client has to send a whole request, headers and body (default 5 minutes); then 408. */
   readonly requestTimeoutMs?: number;
   /** The time a client has to send the header fields (default 60 s, at most the request timeout); then 408. */
@@ -268,7 +272,7 @@ async function build(
   // short timeout is kept to within a quarter of itself.
   const listening = { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(headersTimeout / 4))) };
   const app = Fastify({
-    ...(options.https !== undefined && { https: { ...listening, cert: options.https.cert, key: options.https.key } }),
+    ...(options.https !== undefined && { https: { ...listening, ...tlsOptions(options.https) } }),
     ...(options.https === undefined && { http: listening }),
     requestTimeout,
     connectionTimeout: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
@@ -288,6 +292,17 @@ async function build(
   await app.register(compress, { global: true });
   await app.register(mailverify, options);
   return app;
+}
+
+/**
+ * The TLS options of the HTTPS server. With a client CA, a client certificate is asked for but not required: a
+ * client without one still reaches the probes and signs in otherwise, and one whose certificate does not verify is
+ * answered (401 where credentials are needed) rather than cut off in the handshake. Only the given CAs are trusted for
+ * clients, not Node's public roots.
+ */
+function tlsOptions(https: NonNullable<StandaloneOptions['https']>): { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer; requestCert?: boolean; rejectUnauthorized?: boolean } {
+  const { cert, key, clientCa } = https;
+  return clientCa === undefined ? { cert, key } : { cert, key, ca: clientCa, requestCert: true, rejectUnauthorized: false };
 }
 
 /**

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SERVE_OPTIONS, optionsTable, resolveServeSettings, serveFlags, withOptionsTable } from '../../src/cli/serve-options.js';
 import type { StandaloneOptions } from '../../src/server/app.js';
 import { DEFAULT_RETENTION_MS } from '../../src/server/defaults.js';
+import { makeTlsLab } from '../lab/tls-ca.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailverify-serve-options-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -181,5 +182,35 @@ describe('serve options: errors name where the value came from', () => {
     const cert = join(dir, 'cert.pem');
     writeFileSync(cert, 'PEM');
     expect(failure(() => settings(['--tls-cert', cert]))).toBe('--tls-cert and --tls-key (or their variables or keys) go together');
+  });
+
+  it('a client CA: CA certificates, one or more, only with a certificate and key', () => {
+    const tls = makeTlsLab();
+    try {
+      const cert = ['--tls-cert', tls.server.cert.path, '--tls-key', tls.server.key.path];
+      const bundle = tls.file('bundle.pem', `${tls.serverCa.cert.pem}${tls.clientCa.cert.pem}`);
+      expect(settings([...cert, '--tls-client-ca', tls.clientCa.cert.path]).server.https).toEqual({
+        cert: tls.server.cert.pem.trimEnd(),
+        key: tls.server.key.pem.trimEnd(),
+        clientCa: tls.clientCa.cert.pem.trimEnd(),
+      });
+      expect(settings(cert, { MAILVERIFY_TLS_CLIENT_CA: bundle }).server.https?.clientCa).toBe(`${tls.serverCa.cert.pem}${tls.clientCa.cert.pem}`.trimEnd());
+      expect(settings([], {}, { tlsCert: tls.server.cert.path, tlsKey: tls.server.key.path, tlsClientCa: tls.clientCa.cert.path }).server.https?.clientCa).toBe(tls.clientCa.cert.pem.trimEnd());
+      // Without them: HTTPS is what asks for client certificates.
+      const needs = 'needs --tls-cert and --tls-key (or their variables or keys): client certificates are asked for over HTTPS only';
+      expect(failure(() => settings(['--tls-client-ca', tls.clientCa.cert.path]))).toBe(`--tls-client-ca ${needs}`);
+      expect(failure(() => settings([], { MAILVERIFY_TLS_CLIENT_CA: tls.clientCa.cert.path }))).toBe(`MAILVERIFY_TLS_CLIENT_CA ${needs}`);
+      expect(failure(() => settings(['--tls-cert', tls.server.cert.path, '--tls-client-ca', tls.clientCa.cert.path]))).toBe('--tls-cert and --tls-key (or their variables or keys) go together');
+      // A file TLS would take without a word and then verify no one: refused at start.
+      const client = tls.clientCertificate('alice');
+      expect(failure(() => settings([...cert, '--tls-client-ca', client.cert.path]))).toBe(`--tls-client-ca holds a certificate that is not a CA (CN=alice) (${client.cert.path})`);
+      expect(failure(() => settings([...cert, '--tls-client-ca', tls.file('with-key.pem', `${tls.clientCa.cert.pem}${tls.clientCa.key.pem}`)]))).toMatch(/^--tls-client-ca must hold only certificates, not a PRIVATE KEY \(/);
+      expect(failure(() => settings([...cert, '--tls-client-ca', tls.file('text.pem', 'not a certificate')]))).toMatch(/^--tls-client-ca holds no PEM certificate \(/);
+      const broken = tls.file('broken.pem', '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
+      expect(failure(() => settings([...cert, '--tls-client-ca', broken]))).toBe(`--tls-client-ca holds a certificate that cannot be read (${broken})`);
+      expect(failure(() => settings([...cert, '--tls-client-ca', join(tls.dir, 'missing.pem')]))).toMatch(/^--tls-client-ca cannot be read: ENOENT/);
+    } finally {
+      tls.close();
+    }
   });
 });

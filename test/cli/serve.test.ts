@@ -3,10 +3,12 @@
 // npx and npx is stopped (npm does not pass SIGTERM on).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { get as httpsGet } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { makeTlsLab } from '../lab/tls-ca.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'dist', 'cli.js');
@@ -91,6 +93,30 @@ describe('mailverify serve: configuration', () => {
     } finally {
       server.child.kill('SIGTERM');
       expect(await server.closed).toBe(0);
+    }
+  });
+
+  it('serves HTTPS with --tls-cert and --tls-key, and with --tls-client-ca asks clients for a certificate of those CAs', async () => {
+    const tls = makeTlsLab();
+    const env = { ...baseEnv(), MAILVERIFY_ROOT_PASSWORD: PASSWORD, MAILVERIFY_ROOT_USERNAME: 'operator' };
+    const flags = ['--port', '0', '--data-dir', join(dir, 'tls'), '--log-level', 'silent', '--tls-cert', tls.server.cert.path, '--tls-key', tls.server.key.path];
+    const server = await launch(process.execPath, [CLI, 'serve', ...flags, '--tls-client-ca', tls.clientCa.cert.path], env);
+    try {
+      expect(server.origin).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const { port } = new URL(server.origin);
+      // The handshake as openssl sees it: the server's certificate verifies, and the CAs it asks a client certificate of.
+      const handshake = spawnSync('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-CAfile', tls.serverCa.cert.path], { input: '', encoding: 'utf8' });
+      expect(handshake.stdout).toContain('Verify return code: 0 (ok)');
+      expect(handshake.stdout).toMatch(/Acceptable client certificate CA names\n.*CN = mailverify lab client CA\n/);
+      // Asked for, not required: a client without one is answered.
+      const health = await new Promise<number>((resolve, reject) =>
+        httpsGet(`${server.origin}/health`, { ca: tls.serverCa.cert.pem }, (response) => resolve(response.resume().statusCode!)).on('error', reject),
+      );
+      expect(health).toBe(200);
+    } finally {
+      server.child.kill('SIGTERM');
+      expect(await server.closed).toBe(0);
+      tls.close();
     }
   });
 
