@@ -8,7 +8,8 @@ import { argon2id, hash, needsRehash, verify } from 'argon2';
 /**
  * argon2id with 19 MiB of memory, 2 passes and 1 lane: the first configuration recommended by the OWASP Password
  * Storage Cheat Sheet (https://cheatsheetseries.owasp.org/cheatsheets/Password_Storage_Cheat_Sheet.html#argon2id).
- * About 40 ms of one core per hash or verification; salt (16 bytes) and output (32 bytes) are the library's defaults.
+ * Some tens of milliseconds of one core per hash or verification (on the libuv thread pool, off the event loop); salt
+ * (16 bytes) and output (32 bytes) are the library's defaults.
  */
 export const PASSWORD_HASH_PARAMETERS = {
   type: argon2id,
