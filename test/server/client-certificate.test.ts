@@ -1,10 +1,11 @@
 // TLS client certificates through a real HTTPS server and node:https: with a client CA the server asks for a
 // certificate without requiring one, and verifiedClientName tells the CN of one that verified against that CA only.
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TLSSocket } from 'node:tls';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../../src/server/app.js';
@@ -147,6 +148,23 @@ describe('verifiedClientName', () => {
     }
   });
 
+  it('a connection cannot swap its certificate: TLS 1.2 renegotiation is refused', async () => {
+    const client = lab.clientCertificate('alice');
+    const { port } = new URL(withClientCa.origin);
+    const socket = tlsConnect({ host: '127.0.0.1', port: Number(port), ca: lab.serverCa.cert.pem, cert: client.cert.pem, key: client.key.pem, maxVersion: 'TLSv1.2' });
+    try {
+      await once(socket, 'secureConnect');
+      expect(socket.getProtocol()).toBe('TLSv1.2');
+      const refusal = new Promise<Error | null>((resolve) => {
+        socket.once('error', resolve);
+        socket.renegotiate({}, resolve);
+      });
+      expect(String(await refusal)).toMatch(/no renegotiation/);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it('undefined on a server without a client CA, which asks for no certificate', async () => {
     const answer = await get(withoutClientCa.origin, NAME_ROUTE, { client: lab.clientCertificate('alice') });
     expect(answer.body).toEqual({ name: null, authorized: false, authorizationError: '', presented: false });
@@ -171,7 +189,8 @@ describe('verifiedClientName', () => {
         }),
       ),
     ).toBeUndefined();
-    // Not verified: the CN it would have is not told.
+    // Not verified, or a later handshake failed: the CN it would have is not told.
+    expect(verifiedClientName(requestOn({ authorized: true, authorizationError: 'CERT_HAS_EXPIRED', getPeerCertificate: () => ({ subject: { CN: 'alice' } }) }))).toBeUndefined();
     expect(verifiedClientName(requestOn({ authorized: false, getPeerCertificate: () => ({ subject: { CN: 'alice' } }) }))).toBeUndefined();
     expect(verifiedClientName(requestOn({ authorized: true, getPeerCertificate: () => ({ subject: { CN: 'alice' } }) }))).toBe('alice');
   });
