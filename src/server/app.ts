@@ -3,9 +3,10 @@
  * and a plain `(req, res)` handler for Express, Koa or `node:http` hosts. All three serve the same routes and share
  * one verifier and one job store per instance.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { constants as tlsConstants, randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
 import type { Duplex } from 'node:stream';
+import type { TlsOptions as TlsServerOptions } from 'node:tls';
 import { join } from 'node:path';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
@@ -298,11 +299,13 @@ async function build(
  * The TLS options of the HTTPS server. With a client CA, a client certificate is asked for but not required: a
  * client without one still reaches the probes and signs in otherwise, and one whose certificate does not verify is
  * answered (401 where credentials are needed) rather than cut off in the handshake. Only the given CAs are trusted for
- * clients, not Node's public roots.
+ * clients, not Node's public roots. A connection's certificate is its identity, so it may not be swapped after the
+ * handshake: TLS 1.2 renegotiation (RFC 5746) is refused.
  */
-function tlsOptions(https: NonNullable<StandaloneOptions['https']>): { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer; requestCert?: boolean; rejectUnauthorized?: boolean } {
+function tlsOptions(https: NonNullable<StandaloneOptions['https']>): TlsServerOptions {
   const { cert, key, clientCa } = https;
-  return clientCa === undefined ? { cert, key } : { cert, key, ca: clientCa, requestCert: true, rejectUnauthorized: false };
+  if (clientCa === undefined) return { cert, key };
+  return { cert, key, ca: clientCa, requestCert: true, rejectUnauthorized: false, secureOptions: tlsConstants.SSL_OP_NO_RENEGOTIATION };
 }
 
 /**

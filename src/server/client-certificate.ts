@@ -20,8 +20,9 @@ export function verifiedClientName(request: FastifyRequest): string | undefined 
   try {
     const socket = request.raw.socket as Partial<TLSSocket> | null | undefined;
     // `authorized` is true only on a TLS socket whose peer certificate chained to a trusted CA and passed its checks
-    // (dates, client use); a certificate that failed leaves it false with an authorizationError.
-    if (socket?.authorized !== true || typeof socket.getPeerCertificate !== 'function') return undefined;
+    // (dates, client use); a certificate that failed leaves it false with an authorizationError. A later handshake on
+    // the connection (which the server refuses) would set that error without clearing `authorized`: both are asked.
+    if (socket?.authorized !== true || socket.authorizationError != null || typeof socket.getPeerCertificate !== 'function') return undefined;
     const certificate = socket.getPeerCertificate(false) as { subject?: Record<string, unknown> } | null | undefined;
     const commonName = certificate?.subject?.['CN'];
     // Several CNs come as an array; a name is one non-empty string.

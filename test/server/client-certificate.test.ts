@@ -1,10 +1,15 @@
-// TLS client certificates through a real HTTPS server and node:https: with a client CA the server asks for a
-// certificate without requiring one, and verifiedClientName tells the CN of one that verified against that CA only.
+// TLS client certificates through a real HTTPS server, node:https and the official client: with a client CA the server
+// asks for a certificate without requiring one, and verifiedClientName tells the CN of one that verified against that
+// CA only. The certificates are made by the lab's CAs (test/lab/tls-ca.ts) with the openssl command line.
+import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TLSSocket } from 'node:tls';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../../src/server/app.js';
@@ -16,6 +21,7 @@ const PASSWORD = 'a client certificate test password';
 const BASIC = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 /** A route of the tests only: what the request's certificate says. */
 const NAME_ROUTE = '/test/client-name';
+const SDK_BASE = '/sdk';
 
 let lab: TlsLab;
 let dir: string;
@@ -37,6 +43,8 @@ async function start(name: string, clientCa: string | Buffer | undefined): Promi
     const presented = typeof socket.getPeerCertificate === 'function' && Object.keys(socket.getPeerCertificate()).length > 0;
     return { name: verifiedClientName(request) ?? null, authorized: socket.authorized, authorizationError: String(socket.authorizationError ?? ''), presented };
   });
+  // Where the official client, given `${origin}/sdk` as its base, asks for the balance: what its certificate says.
+  app.get(`${SDK_BASE}/v2.6/credits/balance`, async (request: FastifyRequest) => ({ name: verifiedClientName(request) ?? null }));
   const origin = await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, origin };
 }
@@ -147,6 +155,23 @@ describe('verifiedClientName', () => {
     }
   });
 
+  it('a connection cannot swap its certificate: TLS 1.2 renegotiation is refused', async () => {
+    const client = lab.clientCertificate('alice');
+    const { port } = new URL(withClientCa.origin);
+    const socket = tlsConnect({ host: '127.0.0.1', port: Number(port), ca: lab.serverCa.cert.pem, cert: client.cert.pem, key: client.key.pem, maxVersion: 'TLSv1.2' });
+    try {
+      await once(socket, 'secureConnect');
+      expect(socket.getProtocol()).toBe('TLSv1.2');
+      const refusal = new Promise<Error | null>((resolve) => {
+        socket.once('error', resolve);
+        socket.renegotiate({}, resolve);
+      });
+      expect(String(await refusal)).toMatch(/no renegotiation/);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it('undefined on a server without a client CA, which asks for no certificate', async () => {
     const answer = await get(withoutClientCa.origin, NAME_ROUTE, { client: lab.clientCertificate('alice') });
     expect(answer.body).toEqual({ name: null, authorized: false, authorizationError: '', presented: false });
@@ -171,8 +196,30 @@ describe('verifiedClientName', () => {
         }),
       ),
     ).toBeUndefined();
-    // Not verified: the CN it would have is not told.
+    // Not verified, or a later handshake failed: the CN it would have is not told.
+    expect(verifiedClientName(requestOn({ authorized: true, authorizationError: 'CERT_HAS_EXPIRED', getPeerCertificate: () => ({ subject: { CN: 'alice' } }) }))).toBeUndefined();
     expect(verifiedClientName(requestOn({ authorized: false, getPeerCertificate: () => ({ subject: { CN: 'alice' } }) }))).toBeUndefined();
     expect(verifiedClientName(requestOn({ authorized: true, getPeerCertificate: () => ({ subject: { CN: 'alice' } }) }))).toBe('alice');
+  });
+});
+
+describe('the official client (npm verifalia), unmodified', () => {
+  it('its ClientCertificateAuthenticator presents the certificate, which verifies', async () => {
+    const client = lab.clientCertificate('dave');
+    // Its https.Agent trusts Node's CAs only: the server's CA is added to them through NODE_EXTRA_CA_CERTS.
+    const script = `
+      const { readFileSync } = require('node:fs');
+      const { VerifaliaRestClient } = require('verifalia');
+      const verifalia = new VerifaliaRestClient({ cert: readFileSync(process.env.CERT), key: readFileSync(process.env.KEY), baseUris: [process.env.BASE] });
+      verifalia.credits.getBalance().then((answer) => process.stdout.write(JSON.stringify(answer)), (error) => { process.stderr.write(String(error)); process.exit(1); });
+    `;
+    // In a child process (the server answers from this one), which NODE_EXTRA_CA_CERTS is read by at its start.
+    const run = await promisify(execFile)(process.execPath, ['-e', script], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: lab.serverCa.cert.path, CERT: client.cert.path, KEY: client.key.path, BASE: `${withClientCa.origin}${SDK_BASE}` },
+      encoding: 'utf8',
+    });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ name: 'dave' });
   });
 });
