@@ -6,6 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import { isAllowed, parseRules, type Operation, type PermissionRule, type Resource } from '../accounts/permissions.js';
 import type { UserRecord } from '../accounts/types.js';
+import { BROWSER_APP_RULES } from '../accounts/users.js';
 import type { Jobs } from '../jobs/jobs.js';
 import type { JobRecord } from '../jobs/types.js';
 import { ProblemError } from './problems.js';
@@ -18,9 +19,6 @@ export interface Principal {
   /** The user's record as read for this request; absent for root. */
   readonly user?: UserRecord;
 }
-
-/** The rules of a BrowserApp, whatever its record holds. */
-export const BROWSER_APP_RULES: readonly string[] = ['email-validations:write:my', 'email-validations:read:my'];
 
 /** Parsed rule lists by their text: the same few lists come back at every request. */
 const parsed = new Map<string, PermissionRule[]>();

@@ -24,6 +24,7 @@ import { JobGoneError } from '../jobs/pages.js';
 import { openSqliteStore } from '../jobs/sqlite-store.js';
 import { StorageFullError, type JobStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
+import type { UserStore } from '../accounts/types.js';
 import { Cursors } from './cursor.js';
 import {
   DEFAULT_BODY_LIMIT,
@@ -44,8 +45,8 @@ import { registerOpenapi } from './schemas/index.js';
 import { pathOf, v2Routes, type ServerContext } from './routes.js';
 
 export interface ServerOptions {
-  /** Where jobs are kept: a store of the host's, else an SQLite file in `dataDir`. */
-  readonly store?: JobStore;
+  /** Where jobs and users are kept: a store of the host's, else an SQLite file in `dataDir`. */
+  readonly store?: JobStore & UserStore;
   /** The folder of the SQLite store when no `store` is given (default `./mailverify-data`), made if missing. */
   readonly dataDir?: string;
   /** The root account. There is no default password: the server refuses to start without one. */
@@ -170,7 +171,15 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
 
   const context: ServerContext = {
     jobs,
-    auth: new Authenticator({ id: rootId, username: options.rootUsername, password: options.rootPassword }, secret, options.tokenLifetimeMs ?? DEFAULT_TOKEN_LIFETIME_MS),
+    users: store,
+    rootUsername: options.rootUsername,
+    auth: new Authenticator({
+      root: { id: rootId, username: options.rootUsername, password: options.rootPassword },
+      users: store,
+      secret,
+      tokenLifetimeMs: options.tokenLifetimeMs ?? DEFAULT_TOKEN_LIFETIME_MS,
+      clientCertificates: (options as StandaloneOptions).https?.clientCa !== undefined,
+    }),
     cursors: new Cursors(secret),
     defaultQuality: options.defaultQuality ?? 'Standard',
     defaultRetentionMs,
@@ -236,7 +245,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   metrics?.route(app, base, context.auth);
   probeRoutes(app, base, store);
   for (const version of VERSIONS) {
-    await app.register(v2Routes, { prefix: `${base}/${version}`, context });
+    await app.register(v2Routes, { prefix: `${base}/${version}`, context, users: version === 'v2.7' });
   }
   await app.register(legacyRoutes, { prefix: `${base}/v1.4`, context });
 }
@@ -364,7 +373,7 @@ function loggerOptions(logger: StandaloneOptions['logger']): FastifyServerOption
  * The SQLite store of a data folder. A database file of 0 bytes opens as a new, empty database: said in the log, since
  * it usually means the file was lost (a failed copy, a full disk) rather than a first start.
  */
-async function openDataDir(dataDir: string, log: FastifyBaseLogger): Promise<JobStore> {
+async function openDataDir(dataDir: string, log: FastifyBaseLogger): Promise<JobStore & UserStore> {
   await mkdir(dataDir, { recursive: true });
   const file = join(dataDir, 'mailverify.db');
   const size = await stat(file).then((found) => found.size, () => null);

@@ -1,15 +1,29 @@
 /**
- * Authentication before users exist: one root account from configuration. HTTP Basic (RFC 7617) on every request, or
- * a bearer token (RFC 7519, HS256) from POST /auth/tokens with `sub` = the root account's id and `exp`. Secrets are
- * compared in constant time; no credential is ever logged or echoed.
+ * Who a request comes from: HTTP Basic (RFC 7617) with root's or a user's username and password (a BrowserApp: its
+ * key and an empty password), a bearer token (RFC 7519, HS256) from POST /auth/tokens, or, without an
+ * `Authorization` header, a TLS client certificate that verified against the configured CA (CN = a Standard user's
+ * username). Every request reads the user's current record: a user made inactive, deleted, or whose password changed
+ * is refused from its next request on, tokens already issued included.
  *
- * A token also carries `pwd`, a keyed digest of the user name and password it was issued under (HMAC with the signing
- * secret, so it tells nothing of them): a change of the root password revokes every token issued before, at once. A token
- * without `exp` is refused, whoever signed it.
+ * - Tokens carry `sub` (the user's id), `iat`, `exp` and `jti`; a user's also `pv`, the password version it was issued
+ *   under, root's `pwd`, a keyed digest of root's username and password (HMAC with the signing secret, so it tells
+ *   nothing of them). A user with an enrolled TOTP gets a first-factor token first (`service:mfa` and `verifalia:mfa`
+ *   = ["totp"], 5 minutes), good for POST /auth/totp/verifications only.
+ * - Failed sign-ins (wrong password, unknown username) are limited per username and per client IP (429); an unknown
+ *   username costs a hash verification as a wrong password does, so neither the answer nor its time tells whether a
+ *   username exists.
+ * - A verified Basic credential is remembered for 60 s under a keyed hash (no hash verification on each request of a
+ *   client that sends it every time), and used only while the user's record is as it was then.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { SignJWT, jwtVerify } from 'jose';
+import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
+import { verifyAgainstDummy, verifyPassword } from '../accounts/passwords.js';
+import { RememberedCredentials } from '../accounts/remembered-credentials.js';
+import { SignInLimiter } from '../accounts/sign-in-limits.js';
+import type { UserRecord, UserStore } from '../accounts/types.js';
 import type { Principal } from './access.js';
+import { verifiedClientName } from './client-certificate.js';
 import { ProblemError } from './problems.js';
 
 export interface RootAccount {
@@ -19,14 +33,42 @@ export interface RootAccount {
   readonly password: string;
 }
 
-/** The authenticated user of a request. */
+/** The authenticated caller of a request. */
 export type User = Principal;
 
+/** What a first-factor token allows: the TOTP step of its user's sign-in, nothing else. */
+export interface FirstFactor {
+  readonly user: UserRecord;
+  /** The token's id: wrong codes are counted per token. */
+  readonly tokenId: string;
+  /** When the token expires (milliseconds since the epoch). */
+  readonly expiresAt: number;
+}
+
+export interface AuthenticatorOptions {
+  readonly root: RootAccount;
+  readonly users: UserStore;
+  /** The signing secret of tokens. */
+  readonly secret: string;
+  readonly tokenLifetimeMs: number;
+  /**
+   * Whether verified client certificates sign in (the server was given its own client CA). Never otherwise: a host
+   * app that asks for certificates against the public CAs would let any publicly issued certificate name a user.
+   */
+  readonly clientCertificates: boolean;
+}
+
+/** The factors a first-factor token names (the claim's name in the interface, and the one the official clients read). */
+const MFA_CLAIMS = ['service:mfa', 'verifalia:mfa'] as const;
+const FIRST_FACTOR_LIFETIME_MS = 5 * 60_000;
 const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="mailverify"' };
 
 export function unauthorized(detail: string): ProblemError {
   return new ProblemError(401, detail, '/problems/unauthorized', CHALLENGE);
 }
+
+const WRONG_CREDENTIALS = 'Wrong username or password.';
+const BAD_TOKEN = 'The bearer token is not valid or has expired.';
 
 /** Equal strings, in time that depends on neither (both are hashed to 32 bytes first). */
 function sameSecret(given: string, expected: string): boolean {
@@ -34,26 +76,43 @@ function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
-export class Authenticator {
-  private readonly key: Uint8Array;
-  /** The digest of the current password that tokens carry (`pwd`): tokens of an earlier password do not match. */
-  private readonly passwordTag: string;
+/** Whether the user may sign in at all: active, not deleted. */
+const canSignIn = (user: UserRecord): boolean => user.detail.isActive && user.deletedOn === undefined;
 
-  constructor(
-    private readonly root: RootAccount,
-    secret: string,
-    private readonly tokenLifetimeMs: number,
-  ) {
-    this.key = new TextEncoder().encode(secret);
-    this.passwordTag = createHmac('sha256', secret)
-      .update(`root credentials\0${root.username}\0${root.password}`, 'utf8')
+export class Authenticator {
+  readonly limiter = new SignInLimiter();
+  readonly remembered = new RememberedCredentials();
+  private readonly key: Uint8Array;
+  private readonly root: RootAccount;
+  private readonly users: UserStore;
+  private readonly tokenLifetimeMs: number;
+  private readonly clientCertificates: boolean;
+  /** The digest of root's current credentials that its tokens carry (`pwd`): tokens of earlier ones do not match. */
+  private readonly rootTag: string;
+
+  constructor(options: AuthenticatorOptions) {
+    this.root = options.root;
+    this.users = options.users;
+    this.tokenLifetimeMs = options.tokenLifetimeMs;
+    this.clientCertificates = options.clientCertificates;
+    this.key = new TextEncoder().encode(options.secret);
+    this.rootTag = createHmac('sha256', options.secret)
+      .update(`root credentials\0${this.root.username}\0${this.root.password}`, 'utf8')
       .digest('base64url')
       .slice(0, 22);
   }
 
-  /** The user of an `Authorization` header; throws a 401 problem when it is missing or wrong. */
-  async authenticate(header: string | undefined): Promise<User> {
-    if (header === undefined || header === '') throw unauthorized('Credentials are required: HTTP Basic or a bearer token.');
+  /**
+   * The caller of a request; a 401 problem (429 while its username or address is locked out) otherwise. The
+   * `Authorization` header decides when there is one; a client certificate counts only without it.
+   */
+  async authenticate(request: FastifyRequest): Promise<Principal> {
+    const header = request.headers.authorization;
+    if (header === undefined || header === '') {
+      const name = this.clientCertificates ? verifiedClientName(request) : undefined;
+      if (name !== undefined) return this.certificateUser(name);
+      throw unauthorized('Credentials are required: HTTP Basic, a bearer token or a client certificate.');
+    }
     const space = header.indexOf(' ');
     const scheme = header.slice(0, space < 0 ? header.length : space).toLowerCase();
     const value = space < 0 ? '' : header.slice(space + 1).trim();
@@ -61,37 +120,142 @@ export class Authenticator {
       const decoded = Buffer.from(value, 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
       if (colon < 0) throw unauthorized('Malformed Basic credentials.');
-      return this.check(decoded.slice(0, colon), decoded.slice(colon + 1));
+      const principal = await this.signIn(decoded.slice(0, colon), decoded.slice(colon + 1), clientAddress(request));
+      // A user whose password needs a second factor signs in through tokens only.
+      if (principal.user?.detail.authentication.password.isMfaRequired === true) {
+        throw unauthorized('This user needs a second factor: sign in with POST /auth/tokens, then its TOTP step.');
+      }
+      return principal;
     }
     if (scheme === 'bearer') {
-      try {
-        const { payload } = await jwtVerify(value, this.key, { algorithms: ['HS256'], requiredClaims: ['sub', 'exp'] });
-        if (payload.sub === this.root.id && payload['pwd'] === this.passwordTag) return { id: this.root.id, isRoot: true };
-      } catch {
-        // Expired, forged or malformed: the same answer for all.
+      const payload = await this.verifyToken(value);
+      if (MFA_CLAIMS.some((claim) => payload[claim] !== undefined)) {
+        throw unauthorized('This token is good for the second factor only (POST /auth/totp/verifications).');
       }
-      throw unauthorized('The bearer token is not valid or has expired.');
+      return this.tokenPrincipal(payload);
     }
     throw unauthorized('Unsupported authorization scheme: use Basic or Bearer.');
   }
 
-  /** The user of a user name and password; throws a 401 problem when they are wrong. */
-  check(username: string, password: string): User {
-    // Both compared, always, so the time does not tell which one was wrong.
-    const userOk = sameSecret(username, this.root.username);
-    const passwordOk = sameSecret(password, this.root.password);
-    if (userOk && passwordOk) return { id: this.root.id, isRoot: true };
-    throw unauthorized('Wrong user name or password.');
+  /** The first-factor token of a request to the TOTP step; a 401 problem otherwise. */
+  async firstFactor(request: FastifyRequest): Promise<FirstFactor> {
+    const header = request.headers.authorization ?? '';
+    const match = /^bearer\s+(\S+)\s*$/i.exec(header);
+    if (match === null) throw unauthorized('The first-factor bearer token of POST /auth/tokens is required.');
+    const payload = await this.verifyToken(match[1]!);
+    if (!MFA_CLAIMS.every((claim) => Array.isArray(payload[claim]))) throw unauthorized('This token is not a first-factor token.');
+    const principal = await this.tokenPrincipal(payload);
+    if (principal.user === undefined || principal.user.totp?.secret === undefined) throw unauthorized(BAD_TOKEN);
+    return { user: principal.user, tokenId: String(payload.jti), expiresAt: (payload.exp ?? 0) * 1000 };
   }
 
-  /** A signed access token for `user`. */
-  issueToken(user: User): Promise<string> {
+  /**
+   * The caller a username and password sign in as (root, or a user who may sign in with a password); 429 while the
+   * username or the address is locked out, 401 otherwise. Every wrong password and unknown username counts.
+   */
+  async signIn(username: string, password: string, address: string): Promise<Principal> {
+    const retryAfter = this.limiter.retryAfter(username, address);
+    if (retryAfter > 0) {
+      throw new ProblemError(429, 'Too many failed sign-ins: try again later.', '/problems/too-many-requests', { 'Retry-After': String(retryAfter) });
+    }
+    const fail = (): never => {
+      this.limiter.recordFailure(username, address);
+      throw unauthorized(WRONG_CREDENTIALS);
+    };
+    if (sameSecret(username, this.root.username)) {
+      if (sameSecret(password, this.root.password)) return { id: this.root.id, isRoot: true };
+      // As long as a user's wrong password takes.
+      await verifyAgainstDummy(password);
+      return fail();
+    }
+    const user = await this.users.userByUsername(username);
+    const password_ = user?.detail.authentication.password;
+    if (user === null || password_ === undefined || !password_.isEnabled) {
+      await verifyAgainstDummy(password);
+      return fail();
+    }
+    if (user.detail.type === 'BrowserApp') {
+      // Passwordless: the key is the username, and the password is empty.
+      if (password !== '') return fail();
+    } else if (!this.recalled(username, password, user)) {
+      if (user.passwordHash === undefined || !(await verifyPassword(user.passwordHash, password))) return fail();
+      this.remembered.remember(username, password, user.id, { passwordVersion: user.passwordVersion, etag: user.etag });
+    }
+    // The right password of an inactive user is not a failure; it signs in as no one all the same.
+    if (!canSignIn(user)) throw unauthorized(WRONG_CREDENTIALS);
+    return { id: user.id, isRoot: false, user };
+  }
+
+  /** A signed access token for `principal`: a first-factor one when the user has a TOTP enrolled. */
+  issueToken(principal: Principal): Promise<string> {
+    const user = principal.user;
+    if (user?.totp?.secret !== undefined) {
+      const factors = { 'service:mfa': ['totp'], 'verifalia:mfa': ['totp'] };
+      return this.sign(principal, { ...factors, pv: user.passwordVersion }, FIRST_FACTOR_LIFETIME_MS);
+    }
+    return this.fullToken(principal);
+  }
+
+  /** A signed access token without a factor left to give. */
+  fullToken(principal: Principal): Promise<string> {
+    const claims = principal.user === undefined ? { pwd: this.rootTag } : { pv: principal.user.passwordVersion };
+    return this.sign(principal, claims, this.tokenLifetimeMs);
+  }
+
+  /** Forgets what was remembered of a user: called whenever the user changes. */
+  userChanged(userId: string): void {
+    this.remembered.forgetUser(userId);
+  }
+
+  private recalled(username: string, password: string, user: UserRecord): boolean {
+    const known = this.remembered.recall(username, password);
+    return known !== undefined && known.userId === user.id && known.passwordVersion === user.passwordVersion && known.etag === user.etag;
+  }
+
+  private sign(principal: Principal, claims: Record<string, unknown>, lifetimeMs: number): Promise<string> {
     const now = Date.now();
-    return new SignJWT({ pwd: this.passwordTag })
+    return new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setSubject(user.id)
+      .setSubject(principal.id)
+      .setJti(randomUUID())
       .setIssuedAt(Math.floor(now / 1000))
-      .setExpirationTime(Math.floor((now + this.tokenLifetimeMs) / 1000))
+      .setExpirationTime(Math.floor((now + lifetimeMs) / 1000))
       .sign(this.key);
   }
+
+  private async verifyToken(token: string): Promise<JWTPayload> {
+    try {
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], requiredClaims: ['sub', 'iat', 'exp', 'jti'] });
+      return payload;
+    } catch {
+      // Expired, forged, `alg: none`, signed with another key, malformed: the same answer for all.
+      throw unauthorized(BAD_TOKEN);
+    }
+  }
+
+  /** The caller a verified token names, from its current record. */
+  private async tokenPrincipal(payload: JWTPayload): Promise<Principal> {
+    if (payload.sub === this.root.id) {
+      if (payload['pwd'] === this.rootTag) return { id: this.root.id, isRoot: true };
+      throw unauthorized(BAD_TOKEN);
+    }
+    const user = payload.sub === undefined ? null : await this.users.getUser(payload.sub);
+    if (user === null || !canSignIn(user) || payload['pv'] !== user.passwordVersion) throw unauthorized(BAD_TOKEN);
+    return { id: user.id, isRoot: false, user };
+  }
+
+  /** The Standard user a verified client certificate names, if it may sign in with one. */
+  private async certificateUser(name: string): Promise<Principal> {
+    const user = await this.users.userByUsername(name);
+    if (user === null || user.detail.type !== 'Standard' || !user.detail.authentication.certificate.isEnabled || !canSignIn(user)) {
+      throw unauthorized('The client certificate names no user who may sign in with it.');
+    }
+    return { id: user.id, isRoot: false, user };
+  }
+}
+
+/** The client's address; an IPv4-mapped IPv6 address in its IPv4 form. */
+export function clientAddress(request: FastifyRequest): string {
+  const ip = request.ip;
+  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
 }

@@ -16,6 +16,7 @@ import { getDomain } from 'tldts';
 import type { VerifierObserver } from '../engine/observer.js';
 import type { JobStatus, JobStore } from '../jobs/types.js';
 import type { Authenticator } from './auth.js';
+import { forbidden } from './access.js';
 import { content, problem, serverOperation } from './schemas/index.js';
 
 /** Exchangers named in labels; later ones are "other". */
@@ -105,16 +106,19 @@ export class ServerMetrics {
     const schema = serverOperation(
       {
         operationId: 'getMetrics',
-        summary: 'Prometheus metrics (with --metrics), behind the root credentials',
+        summary: 'Prometheus metrics (with --metrics), for root and administrators',
         security: [{ basicAuth: [] }, { bearerAuth: [] }],
       },
       {
         200: content('The metrics in the Prometheus text exposition format.', { 'text/plain': { type: 'string' } }),
         401: problem('Missing or wrong credentials.', { 'WWW-Authenticate': { type: 'string' } }),
+        403: problem('The caller is neither root nor an administrator.'),
       },
     );
     app.get(`${prefix}/metrics`, { schema }, async (request, reply) => {
-      await auth.authenticate(request.headers.authorization);
+      const caller = await auth.authenticate(request);
+      // The server's own figures, across every user: root's and administrators'.
+      if (!caller.isRoot && caller.user?.detail.type !== 'Administrator') throw forbidden('The metrics are for root and administrators.');
       const text = await this.registry.metrics();
       return reply.header('cache-control', 'no-store').type(this.registry.contentType).send(text);
     });

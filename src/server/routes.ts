@@ -7,9 +7,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isoTime } from '../jobs/clock.js';
 import type { Quality } from '../engine/verifier.js';
 import type { Jobs } from '../jobs/jobs.js';
+import type { UserStore } from '../accounts/types.js';
 import type { EntryFilter, JobInterface, JobRecord, JobStatus, NewJob } from '../jobs/types.js';
 import { isStatusCode, type StatusCode } from '../status/catalogue.js';
-import type { Authenticator } from './auth.js';
+import { clientAddress, type Authenticator } from './auth.js';
 import { accessibleJob, principalOf, requirePermission, type Principal } from './access.js';
 import type { Cursors, CursorState } from './cursor.js';
 import { entriesFormat, sendExport } from './export/index.js';
@@ -17,6 +18,7 @@ import { isMultipart, readFileImport, type ResolvedImportOptions } from './impor
 import { ProblemError, invalidField } from './problems.js';
 import { DEFAULT_PAGE_LIMIT, JOB_STATUSES, MAX_PAGE_LIMIT, overviewOf } from './shapes.js';
 import { V2_OPERATIONS } from './schemas/index.js';
+import { USER_PATHS, userRoutes } from './users.js';
 import { StreamedBody } from './json-body.js';
 import {
   invalidBody,
@@ -29,6 +31,9 @@ import {
 
 export interface ServerContext {
   readonly jobs: Jobs;
+  readonly users: UserStore;
+  /** Root's username, which no user may take. */
+  readonly rootUsername: string;
   readonly auth: Authenticator;
   readonly cursors: Cursors;
   readonly defaultQuality: Quality;
@@ -60,8 +65,10 @@ const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 /** Every route of `app` but POST /auth/tokens needs credentials: the request's user, or a 401 problem. */
 export function requireCredentials(app: FastifyInstance, { auth }: ServerContext): void {
   app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.url?.endsWith('/auth/tokens')) return;
-    request.user = await auth.authenticate(request.headers.authorization);
+    const url = request.routeOptions.url;
+    // Sign-in itself, and its TOTP step (which reads its first-factor token itself).
+    if (url?.endsWith('/auth/tokens') || url?.endsWith('/auth/totp/verifications')) return;
+    request.user = await auth.authenticate(request);
   });
 }
 
@@ -81,10 +88,15 @@ export function addMethodNotAllowed(app: FastifyInstance, paths: Record<string, 
   }
 }
 
-export async function v2Routes(app: FastifyInstance, { context }: { context: ServerContext }): Promise<void> {
+export async function v2Routes(app: FastifyInstance, { context, users }: { context: ServerContext; users: boolean }): Promise<void> {
   const { jobs, auth } = context;
   requireCredentials(app, context);
   addMethodNotAllowed(app, PATHS);
+  // The users of the account and the TOTP step of sign-in: 2.7 only.
+  if (users) {
+    addMethodNotAllowed(app, USER_PATHS);
+    await userRoutes(app, context);
+  }
 
   app.post('/auth/tokens', { schema: V2_OPERATIONS.createToken }, async (request) => {
     const body = request.body as Record<string, unknown> | null;
@@ -92,7 +104,7 @@ export async function v2Routes(app: FastifyInstance, { context }: { context: Ser
     const password = body?.['password'];
     if (typeof username !== 'string') throw invalidField('username', 'required, a string');
     if (typeof password !== 'string') throw invalidField('password', 'required, a string');
-    return { accessToken: await auth.issueToken(auth.check(username, password)) };
+    return { accessToken: await auth.issueToken(await auth.signIn(username, password, clientAddress(request))) };
   });
 
   await streamedJsonRoutes(app, (routes) => {
@@ -328,7 +340,7 @@ export function newJob(request: FastifyRequest, submission: Omit<Submission, 'in
   return {
     id: randomUUID(),
     owner: request.user!.id,
-    clientIP: clientIpOf(request),
+    clientIP: clientAddress(request),
     ...(submission.name !== undefined && { name: submission.name }),
     quality: submission.quality ?? context.defaultQuality,
     deduplication: submission.deduplication ?? 'Off',
@@ -380,12 +392,6 @@ function queryOf(request: FastifyRequest): Query {
     }
   }
   return query;
-}
-
-/** The client's address; an IPv4-mapped IPv6 address in its IPv4 form. */
-export function clientIpOf(request: FastifyRequest): string {
-  const ip = request.ip;
-  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
 }
 
 function readLimit(value: string | undefined): number | undefined {

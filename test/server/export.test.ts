@@ -20,8 +20,7 @@ import {
 } from 'verifalia';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENTRY_FIELDS, type Entry } from '../../src/engine/entry.js';
-import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
-import type { JobStore } from '../../src/jobs/types.js';
+import { openSqliteStore, type SqliteJobStore as JobStore } from '../../src/jobs/sqlite-store.js';
 import { createServer } from '../../src/server/app.js';
 import { XLS_MAX_ROWS } from '../../src/server/export/biff8.js';
 import { MAX_DATA_ROWS, XLSX_MAX_ROWS } from '../../src/server/export/index.js';

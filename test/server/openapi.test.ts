@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { TOTP } from 'otpauth';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import swagger from '@fastify/swagger';
@@ -39,6 +40,15 @@ const OPERATIONS = [
     `GET ${v}/email-validations/{id}/entries`,
     `GET ${v}/email-validations/{id}/entries/{index}`,
   ]),
+  'GET /v2.7/users',
+  'POST /v2.7/users',
+  'GET /v2.7/users/{id}',
+  'PATCH /v2.7/users/{id}',
+  'DELETE /v2.7/users/{id}',
+  'POST /v2.7/users/{id}/authentication/totp',
+  'DELETE /v2.7/users/{id}/authentication/totp',
+  'POST /v2.7/users/{id}/authentication/totp/confirmations',
+  'POST /v2.7/auth/totp/verifications',
   'POST /v1.4/email-validations',
   'GET /v1.4/email-validations/{id}',
   'DELETE /v1.4/email-validations/{id}',
@@ -453,6 +463,37 @@ describe('a session through a real server: every answer as the document says', (
     expect((await call('GET', `/v1.4/email-validations/${randomUUID()}`)).status).toBe(404);
     expect((await call('POST', '/v1.4/email-validations', { json: { entries, deduplication: 'relaxed' } })).status).toBe(400);
     expect((await call('POST', '/v1.4/email-validations', { json: { entries }, authorization: null })).status).toBe(401);
+  });
+
+  it('users: create, list, read, patch (If-Match, a failed test), TOTP enrolment and sign-in step, deletion', async () => {
+    const created = await call('POST', '/v2.7/users', {
+      json: { type: 'Standard', displayName: 'Ann', authentication: { password: { username: 'ann', password: 'correct horse' } } },
+    });
+    expect(created.status).toBe(200);
+    const id = jsonOf(created).id;
+    const etag = created.headers.get('etag')!;
+    expect((await call('GET', '/v2.7/users?limit=1&sort=-displayName&includeDeleted=true&type=Standard')).status).toBe(200);
+    expect((await call('GET', `/v2.7/users/${id}`)).status).toBe(200);
+    expect((await call('GET', '/v2.7/users?sort=age')).status).toBe(400);
+    const patch = (operations: unknown, ifMatch?: string) =>
+      call('PATCH', `/v2.7/users/${id}`, { raw: JSON.stringify(operations), type: 'application/json-patch+json', headers: ifMatch === undefined ? {} : { 'if-match': ifMatch } });
+    expect((await patch([{ op: 'replace', path: '/displayName', value: 'Ann B.' }], etag)).status).toBe(200);
+    expect((await patch([{ op: 'replace', path: '/displayName', value: 'Ann C.' }], etag)).status).toBe(412);
+    expect((await patch([{ op: 'test', path: '/displayName', value: 'Ann' }])).status).toBe(409);
+
+    const enrolment = await call('POST', `/v2.7/users/${id}/authentication/totp`);
+    expect(enrolment.status).toBe(200);
+    const totp = new TOTP({ secret: jsonOf(enrolment).secret });
+    expect((await call('POST', `/v2.7/users/${id}/authentication/totp/confirmations`, { json: { passCode: totp.generate() } })).status).toBe(200);
+    const first = await call('POST', '/v2.7/auth/tokens', { json: { username: 'ann', password: 'correct horse' }, authorization: null });
+    const bearer = `Bearer ${jsonOf(first).accessToken}`;
+    // The code of the confirmation is used up; the next step's (one step of skew) is good.
+    expect((await call('POST', '/v2.7/auth/totp/verifications', { json: { passCode: totp.generate() }, authorization: bearer })).status).toBe(403);
+    const next = totp.generate({ timestamp: Date.now() + 30_000 });
+    expect((await call('POST', '/v2.7/auth/totp/verifications', { json: { passCode: next }, authorization: bearer })).status).toBe(200);
+    expect((await call('DELETE', `/v2.7/users/${id}/authentication/totp`)).status).toBe(200);
+    expect((await call('DELETE', `/v2.7/users/${id}`)).status).toBe(200);
+    expect((await call('GET', `/v2.7/users/${id}`)).status).toBe(410);
   });
 
   it('the probes: /health and /ready answer 200 without credentials', async () => {

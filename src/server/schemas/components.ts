@@ -322,6 +322,83 @@ const LegacySnapshot: JsonSchema = {
   },
 };
 
+const USER_TYPE: JsonSchema = { type: 'string', enum: ['Administrator', 'Standard', 'BrowserApp'] };
+
+const UserOverview: JsonSchema = {
+  $id: schemaId('UserOverview'),
+  type: 'object',
+  description: 'A user of the account, in short.',
+  required: ['id', 'displayName', 'etag', 'isActive', 'type'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    displayName: { type: 'string' },
+    etag: { type: 'string', description: 'Changes whenever a setting of the user changes (also the `ETag` header, quoted).' },
+    isActive: { type: 'boolean' },
+    isDeleted: { const: true, description: 'Present only for a deleted user (listed with `includeDeleted=true`).' },
+    type: USER_TYPE,
+  },
+};
+
+const UserDetail: JsonSchema = {
+  $id: schemaId('UserDetail'),
+  type: 'object',
+  description:
+    'A user\'s settings. Never a password, hash, TOTP secret or captcha secret key: `authentication.password.password` ' +
+    'and the providers\' `secretKey` are write-only (given at creation or set by a PATCH).',
+  required: ['type', 'displayName'],
+  properties: {
+    type: USER_TYPE,
+    displayName: { type: 'string', minLength: 1, maxLength: 256 },
+    isActive: { type: 'boolean' },
+    authentication: {
+      type: 'object',
+      properties: {
+        password: {
+          type: 'object',
+          properties: {
+            isEnabled: { type: 'boolean' },
+            isMfaRequired: { type: 'boolean', description: 'True only while a TOTP is enrolled; then HTTP Basic is refused.' },
+            username: { type: 'string', description: 'For a BrowserApp, its publishable key (made by the server).' },
+            password: { type: 'string', minLength: 8, maxLength: 256, writeOnly: true },
+          },
+        },
+        certificate: { type: 'object', properties: { isEnabled: { type: 'boolean', description: 'Standard users only.' } } },
+      },
+    },
+    authorization: {
+      type: 'object',
+      properties: { rules: { type: 'array', items: { type: 'string', description: '`[-]resource[:operation[:scope]]`' } } },
+    },
+    captcha: { type: 'object', properties: { isEnabled: { type: 'boolean' }, providers: { type: 'object' } } },
+    defaults: { type: 'object', properties: { retention: durationInput('The retention of the user\'s jobs that give none.') } },
+    firewall: { type: 'object', properties: { isEnabled: { type: 'boolean' }, rules: { type: 'array', items: { type: 'object' } } } },
+    throttling: {
+      type: 'object',
+      properties: { maxEntriesPerJob: { type: 'integer', minimum: 1 }, rules: { type: 'array', items: { type: 'object' } } },
+    },
+    trustedOrigin: { type: 'object', properties: { isEnabled: { type: 'boolean' }, expressions: { type: 'array', items: { type: 'string' } } } },
+  },
+};
+
+const TotpEnrolment: JsonSchema = {
+  $id: schemaId('TotpEnrolment'),
+  type: 'object',
+  required: ['secret', 'uri'],
+  additionalProperties: false,
+  properties: {
+    secret: { type: 'string', description: 'Base32, 160 bits.' },
+    uri: { type: 'string', description: 'An `otpauth://totp/` URI (issuer mailverify, SHA-1, 6 digits, 30 s) for an authenticator app.' },
+  },
+};
+
+const PassCode: JsonSchema = {
+  $id: schemaId('PassCode'),
+  type: 'object',
+  required: ['passCode'],
+  properties: { passCode: { type: 'string', description: 'The 6-digit code of the authenticator app.' } },
+};
+
 /** Every shared schema, added to the server's Fastify instance (`addSchema`). */
 export const SHARED_SCHEMAS: readonly JsonSchema[] = [
   Problem,
@@ -341,4 +418,9 @@ export const SHARED_SCHEMAS: readonly JsonSchema[] = [
   LegacySubmission,
   LegacyEntry,
   LegacySnapshot,
+  UserOverview,
+  page('UserPage', 'UserOverview', 'A page of the account\'s users.'),
+  UserDetail,
+  TotpEnrolment,
+  PassCode,
 ];

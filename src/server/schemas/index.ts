@@ -11,7 +11,7 @@ import { VERSION } from '../../version.js';
 import { SHARED_SCHEMAS, componentName, type JsonSchema } from './components.js';
 import { json, serverOperation } from './operations.js';
 
-export { LEGACY_OPERATIONS, V2_OPERATIONS, content, empty, json, problem, serverOperation } from './operations.js';
+export { LEGACY_OPERATIONS, USER_OPERATIONS, V2_OPERATIONS, content, empty, json, problem, serverOperation } from './operations.js';
 
 /** The name of the instance's decorator that gives the document (not `swagger`, which a host may have). */
 const DOCUMENT = 'mailverifyOpenapi';
@@ -40,7 +40,7 @@ export async function registerOpenapi(app: FastifyInstance, basePath: string): P
       servers: [{ url: `${app.prefix}${basePath}` || '/' }],
       components: {
         securitySchemes: {
-          basicAuth: { type: 'http', scheme: 'basic', description: 'The root account\'s user name and password (RFC 7617).' },
+          basicAuth: { type: 'http', scheme: 'basic', description: 'Root\'s or a user\'s username and password (RFC 7617); a BrowserApp: its key and an empty password.' },
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A token from POST /auth/tokens.' },
         },
       },

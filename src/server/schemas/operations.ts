@@ -49,9 +49,12 @@ const FAILED = problem('The server failed to answer (nothing internal is said).'
 const LOCATION = { Location: { type: 'string', description: 'The path of the job, to poll.' } };
 const CHALLENGE = { 'WWW-Authenticate': { type: 'string', description: '`Basic realm="mailverify"`.' } };
 
+const RETRY_AFTER = { 'Retry-After': { type: 'string', description: 'Seconds to wait before trying again.' } };
 /** The answers every operation with credentials may give. */
 const GUARDED = {
   401: problem('No credentials, wrong ones, or an expired token.', CHALLENGE),
+  403: problem('The caller\'s permissions do not allow this.'),
+  429: problem('Too many failed sign-ins with this username or from this address: wait for `Retry-After`.', RETRY_AFTER),
   '5xx': FAILED,
 };
 /** The answers of a request with a body. */
@@ -62,7 +65,6 @@ const WITH_BODY = {
   ),
   415: problem('A body that is neither JSON nor multipart/form-data; for an import, a file type it does not read.'),
 };
-const RETRY_AFTER = { 'Retry-After': { type: 'string', description: 'Seconds to wait before trying again.' } };
 /** A submission refused for a full disk (nothing stored). */
 const DISK_FULL = { 507: problem('The disk holding the data is full: nothing was stored; try again after `Retry-After`.', RETRY_AFTER) };
 /** A deletion refused for a full disk (the job is as it was). */
@@ -119,6 +121,7 @@ export const V2_OPERATIONS = {
       200: json('The token.', ref('AccessToken')),
       400: problem('A missing or malformed field; `detail` names it.'),
       401: problem('Wrong user name or password.', CHALLENGE),
+      429: GUARDED[429],
       ...WITH_BODY,
       '5xx': FAILED,
     },
@@ -267,6 +270,116 @@ export const LEGACY_OPERATIONS = {
       410: ONE_JOB[410],
       ...DISK_FULL_DELETE,
       ...GUARDED,
+    },
+  },
+} as const;
+
+const userId: JsonSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', format: 'uuid', description: 'The user\'s id.' } } };
+const ETAG = { ETag: { type: 'string', description: 'The user\'s `etag`, quoted: give it in `If-Match` to change the user only as read.' } };
+const ONE_USER = {
+  404: problem('No user of this id, or one the caller may not see.'),
+  410: problem('The user is deleted.'),
+};
+const IF_MATCH: JsonSchema = {
+  type: 'object',
+  properties: { 'if-match': { type: 'string', description: 'Entity tags (quoted or bare, a list, or `*`): 412 when none is the user\'s.' } },
+};
+const PRECONDITION = { 412: problem('`If-Match` names none of the user\'s entity tags (it changed since it was read).') };
+
+/** The users of the account and the TOTP second factor (under /v2.7 only). */
+export const USER_OPERATIONS = {
+  listUsers: {
+    operationId: 'listUsers',
+    summary: 'The account\'s users (needs account-wide users:read)',
+    querystring: query({
+      includeDeleted: { type: 'string', enum: ['true', 'false'], default: 'false', description: 'true: the deleted users too.' },
+      type: { type: 'string', enum: ['Administrator', 'Standard', 'BrowserApp'] },
+      sort: { type: 'string', enum: ['createdOn', '-createdOn', 'displayName', '-displayName'], default: 'createdOn' },
+      ...paging,
+    }),
+    response: { 200: json('A page of users.', ref('UserPage')), 400: problem('A query parameter is not valid; `detail` names it.'), ...GUARDED },
+  },
+  createUser: {
+    operationId: 'createUser',
+    summary: 'Create a user',
+    body: ref('UserDetail'),
+    response: {
+      200: json('The new user.', ref('UserOverview'), { Location: { type: 'string', description: 'The path of the user.' }, ...ETAG }),
+      400: problem('A field is missing or not valid, or the username is taken; `detail` names its JSON path.'),
+      ...WITH_BODY,
+      ...GUARDED,
+    },
+  },
+  getUser: {
+    operationId: 'getUser',
+    summary: 'A user\'s settings',
+    params: userId,
+    response: { 200: json('The user.', ref('UserDetail'), ETAG), ...ONE_USER, ...GUARDED },
+  },
+  patchUser: {
+    operationId: 'patchUser',
+    summary: 'Change a user with a JSON Patch (RFC 6902), all or nothing',
+    params: userId,
+    headers: IF_MATCH,
+    body: { content: { 'application/json-patch+json': { schema: { type: 'array', items: { type: 'object', required: ['op', 'path'] } } } } },
+    response: {
+      200: json('The changed user.', ref('UserOverview'), ETAG),
+      400: problem('An operation is malformed, or the result is not a valid user; `detail` names the JSON path.'),
+      409: problem('A `test` operation failed: nothing was changed.'),
+      ...PRECONDITION,
+      ...ONE_USER,
+      ...WITH_BODY,
+      ...GUARDED,
+    },
+  },
+  deleteUser: {
+    operationId: 'deleteUser',
+    summary: 'Delete a user (its jobs stay until their retention ends)',
+    params: userId,
+    headers: IF_MATCH,
+    response: { 200: empty('Deleted.'), ...PRECONDITION, ...ONE_USER, ...GUARDED },
+  },
+  enrolTotp: {
+    operationId: 'enrolTotp',
+    summary: 'Start a TOTP enrolment (the user itself, administrators and root)',
+    description: 'The secret waits for its confirmation; an enrolled one stays in use until then.',
+    params: userId,
+    response: { 200: json('The new secret and its otpauth URI.', ref('TotpEnrolment')), 400: problem('A BrowserApp has no second factor.'), ...ONE_USER, ...GUARDED },
+  },
+  confirmTotp: {
+    operationId: 'confirmTotp',
+    summary: 'Confirm a TOTP enrolment with a code of the new secret',
+    params: userId,
+    body: ref('PassCode'),
+    response: {
+      200: json('Enrolled: the user.', ref('UserOverview'), ETAG),
+      400: problem('`passCode` is missing.'),
+      409: problem('No enrolment waits for its confirmation.'),
+      ...ONE_USER,
+      ...WITH_BODY,
+      ...GUARDED,
+    },
+  },
+  removeTotp: {
+    operationId: 'removeTotp',
+    summary: 'Remove a user\'s TOTP (and its isMfaRequired)',
+    params: userId,
+    response: { 200: json('The user.', ref('UserOverview'), ETAG), ...ONE_USER, ...GUARDED },
+  },
+  verifyTotp: {
+    operationId: 'verifyTotp',
+    summary: 'The TOTP step of a sign-in: a code for a full token',
+    description:
+      'Sent with the first-factor bearer token of POST /auth/tokens (no other credentials). A wrong or used code is 403; ' +
+      'the fifth revokes the token (401).',
+    body: ref('PassCode'),
+    response: {
+      200: json('The token.', ref('AccessToken')),
+      400: problem('`passCode` is missing.'),
+      401: problem('No first-factor token, a wrong or revoked one.', CHALLENGE),
+      403: problem('The code is wrong or was used already.'),
+      ...WITH_BODY,
+      '5xx': FAILED,
     },
   },
 } as const;
