@@ -105,7 +105,7 @@ interface Response {
   done: number;
 }
 
-function send(port: number, method: string, path: string, body?: Buffer, gzip = false): Promise<Response> {
+function send(port: number, method: string, path: string, body?: Buffer, gzip = false, authorization = AUTHORIZATION): Promise<Response> {
   return new Promise((resolve, reject) => {
     const sent = clock();
     const request = httpRequest(
@@ -116,7 +116,7 @@ function send(port: number, method: string, path: string, body?: Buffer, gzip = 
         path,
         agent,
         headers: {
-          authorization: AUTHORIZATION,
+          authorization,
           ...(gzip && { 'accept-encoding': 'gzip' }),
           ...(body !== undefined && { 'content-type': 'application/json', 'content-length': body.length }),
         },
@@ -291,10 +291,10 @@ interface Cannon {
   non2xx: number;
 }
 
-/** autocannon in a process of its own against `path`. */
-async function cannon(port: number, path: string): Promise<Cannon> {
+/** autocannon in a process of its own against `path`, with root's Basic credentials unless others are given. */
+async function cannon(port: number, path: string, authorization = AUTHORIZATION): Promise<Cannon> {
   const args = [AUTOCANNON, '-c', String(LOAD_CONNECTIONS), '-d', String(LOAD_SECONDS), '-j', '-n'];
-  args.push('-H', `authorization=${AUTHORIZATION}`, `http://127.0.0.1:${port}${path}`);
+  args.push('-H', `authorization=${authorization}`, `http://127.0.0.1:${port}${path}`);
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let text = '';
@@ -352,6 +352,38 @@ async function loadRun(
     expectStatus(await send(server.port, 'DELETE', `${API}/${running}`), 200, 'DELETE');
   }
   return { request, job, jobAtEnd, server: stats, ...measured };
+}
+
+const SIGN_IN_METHODS = ['root, Basic', 'Standard user, Basic', 'Standard user, bearer token'] as const;
+const SIGN_IN_ROUNDS = quick ? 1 : 3;
+
+interface SignInRow extends Cannon {
+  method: (typeof SIGN_IN_METHODS)[number];
+}
+
+/**
+ * The polling load of `path` by root (Basic), by a Standard user (Basic) and by the same user with a bearer token,
+ * interleaved round by round. The user is made here, with account-wide read (the job is root's).
+ */
+async function signInLoad(server: ServerProcess, path: string): Promise<SignInRow[]> {
+  const username = 'bench-user';
+  const password = 'bench-user-password';
+  const user = { type: 'Standard', displayName: 'Bench', authentication: { password: { username, password } }, authorization: { rules: ['email-validations:read'] } };
+  expectStatus(await send(server.port, 'POST', '/v2.7/users', Buffer.from(JSON.stringify(user))), 200, 'POST /users');
+  const basic = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+  const token = await send(server.port, 'POST', '/v2.7/auth/tokens', Buffer.from(JSON.stringify({ username, password })));
+  expectStatus(token, 200, 'POST /auth/tokens');
+  const bearer = `Bearer ${(JSON.parse(token.body.toString('utf8')) as { accessToken: string }).accessToken}`;
+  const credentials = { 'root, Basic': AUTHORIZATION, 'Standard user, Basic': basic, 'Standard user, bearer token': bearer };
+  for (const authorization of Object.values(credentials)) expectStatus(await send(server.port, 'GET', path, undefined, false, authorization), 200, 'GET overview');
+  const rows: SignInRow[] = [];
+  for (let round = 0; round < SIGN_IN_ROUNDS; round++) {
+    for (const method of SIGN_IN_METHODS) {
+      process.stderr.write(`load by sign-in: ${method}, round ${round + 1} of ${SIGN_IN_ROUNDS}\n`);
+      rows.push({ method, ...(await cannon(server.port, path, credentials[method])) });
+    }
+  }
+  return rows;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -451,6 +483,7 @@ async function main(): Promise<void> {
     // A fresh process on the same data: its RSS is the reading's alone.
     const reader = await startServer(dataDir, OFFLINE);
     let offlineRows: LoadRow[];
+    let signInRows: SignInRow[];
     try {
       const passes: ReadPass[] = [];
       for (let pass = 0; pass < READ_PASSES; pass++) {
@@ -501,6 +534,7 @@ async function main(): Promise<void> {
         log(`load: ${request}, job: ${job}`);
         offlineRows.push(await loadRun(reader, request, job, path, body));
       }
+      signInRows = await signInLoad(reader, overviewPath(undefined));
     } finally {
       await reader.close();
     }
@@ -548,6 +582,31 @@ async function main(): Promise<void> {
         `| ${r.request} | ${r.job} | ${int(r.requestsPerSecond)} | ${int(r.total)} | ${r.p50Ms} ms | ${r.p99Ms} ms | ` +
           `${r.maxMs} ms | ${r.errors} | ${r.timeouts} | ${r.non2xx} | ${stall === undefined ? '—' : `${int(stall.end - stall.start)} ms`} | ` +
           `${int(stalled)} ms | ${r.jobAtEnd} |`,
+      );
+    }
+    out();
+    out(`### Polling under load by sign-in method: autocannon, ${LOAD_CONNECTIONS} connections, ${LOAD_SECONDS} s`);
+    out();
+    out(
+      'GET /v2.7/email-validations/{id}/overview of the completed million-entry job (no job running), by root with HTTP ' +
+        'Basic, by a Standard user with HTTP Basic (argon2id password; a verified credential is remembered for 60 s, and ' +
+        'every request reads the user\'s record and checks its rules: account-wide read, the job being root\'s) and by ' +
+        `the same user with a bearer token. ${SIGN_IN_ROUNDS} rounds, the three methods interleaved in each; medians, ` +
+        'and the ratio to root\'s median.',
+    );
+    out();
+    out('| sign-in | requests/s (median) | vs root | p99 (median) | vs root | runs: requests/s | errors | non-2xx |');
+    out('| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |');
+    const rootRuns = signInRows.filter((r) => r.method === SIGN_IN_METHODS[0]);
+    for (const method of SIGN_IN_METHODS) {
+      const runs = signInRows.filter((r) => r.method === method);
+      const rps = median(runs.map((r) => r.requestsPerSecond));
+      const p99 = median(runs.map((r) => r.p99Ms));
+      const rootRps = median(rootRuns.map((r) => r.requestsPerSecond));
+      const rootP99 = median(rootRuns.map((r) => r.p99Ms));
+      out(
+        `| ${method} | ${int(rps)} | ${(rps / rootRps).toFixed(2)}× | ${p99} ms | ${rootP99 === 0 ? '—' : `${(p99 / rootP99).toFixed(2)}×`} | ` +
+          `${runs.map((r) => int(r.requestsPerSecond)).join(', ')} | ${runs.reduce((n, r) => n + r.errors, 0)} | ${runs.reduce((n, r) => n + r.non2xx, 0)} |`,
       );
     }
     out();

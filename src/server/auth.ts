@@ -18,6 +18,7 @@
 import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { verifyAgainstDummy, verifyPassword } from '../accounts/passwords.js';
 import { RememberedCredentials } from '../accounts/remembered-credentials.js';
 import { SignInLimiter } from '../accounts/sign-in-limits.js';
@@ -87,6 +88,12 @@ export class Authenticator {
   private readonly users: UserStore;
   private readonly tokenLifetimeMs: number;
   private readonly clientCertificates: boolean;
+  /**
+   * Tokens whose signature and claims verified, with their payload, until they expire: a client sends the same token
+   * on every request, and WebCrypto's HMAC verification is asynchronous (a trip through the thread pool) each time.
+   * What the token's user may do is still read from its current record at every request.
+   */
+  private readonly verified = new LRUCache<string, JWTPayload>({ max: 10_000 });
   /** The digest of root's current credentials that its tokens carry (`pwd`): tokens of earlier ones do not match. */
   private readonly rootTag: string;
 
@@ -224,8 +231,11 @@ export class Authenticator {
   }
 
   private async verifyToken(token: string): Promise<JWTPayload> {
+    const known = this.verified.get(token);
+    if (known !== undefined && (known.exp ?? 0) * 1000 > Date.now()) return known;
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], requiredClaims: ['sub', 'iat', 'exp', 'jti'] });
+      this.verified.set(token, payload);
       return payload;
     } catch {
       // Expired, forged, `alg: none`, signed with another key, malformed: the same answer for all.
