@@ -369,7 +369,7 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { flag: 'temp-dir', placeholder: 'DIR', env: 'MAILVERIFY_TEMP_DIR', key: 'tempDir', kind: path, defaultText: "the system's temporary folder", description: 'where uploads are kept while they are read', section: 'File import', target: 'server.fileImport.tempDir' },
 
   { flag: 'log-level', placeholder: 'LEVEL', env: 'MAILVERIFY_LOG_LEVEL', key: 'logLevel', kind: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const), default: 'info', description: 'fatal, error, warn, info, debug, trace or silent: the log on standard error, JSON lines with the request id (reqId) of each request', section: 'Logging and monitoring', target: 'logLevel' },
-  { flag: 'metrics', env: 'MAILVERIFY_METRICS', key: 'metrics', kind: boolean, default: false, description: 'Prometheus metrics at GET /metrics, for the root credentials', section: 'Logging and monitoring', target: 'server.metrics' },
+  { flag: 'metrics', env: 'MAILVERIFY_METRICS', key: 'metrics', kind: boolean, default: false, description: 'Prometheus metrics at GET /metrics, for root and administrators', section: 'Logging and monitoring', target: 'server.metrics' },
 ];
 
 /** What `serve` starts: the server's options, where it listens, and its log level. */

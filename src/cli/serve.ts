@@ -16,8 +16,9 @@ export const SERVE_USAGE = `Usage: MAILVERIFY_ROOT_PASSWORD=SECRET mailverify se
 
 Runs the verification server: the REST interface (/v2.7, /v2.6, /v1.4) over jobs kept in an SQLite
 database in the data folder, with GET /health (alive) and GET /ready (the database takes writes)
-for probes. Every other request needs the root credentials (HTTP Basic) or a bearer token from
-POST /v2.7/auth/tokens. There is no default password: without one the server does not start.
+for probes. Every other request needs root's or a user's credentials (HTTP Basic), a bearer token
+from POST /v2.7/auth/tokens, or a client certificate (--tls-client-ca); root makes users with
+/v2.7/users. There is no default root password: without one the server does not start.
 
 Every option is a flag, an environment variable and a key of a JSON config file (--config), as
 listed after each option; a flag wins over its variable, a variable over the config file, the
