@@ -133,6 +133,17 @@ export class FirstFactorAttempts {
     return entry.wrongCodes >= FIRST_FACTOR_WRONG_CODES;
   }
 
+  /**
+   * Revokes the token `jti` (expiring at `expiresAt`) once it has done its work: a first-factor token gets one full
+   * token, not one for every code its holder can read off the device until it expires.
+   */
+  revoke(jti: string, expiresAt: number): void {
+    this.dropExpired(this.now());
+    this.counting.delete(jti);
+    this.revoked.set(jti, expiresAt);
+    while (this.counting.size + this.revoked.size > this.maxTokens) this.revoked.delete(this.revoked.keys().next().value!);
+  }
+
   /** Tokens tracked now (for tests and metrics). */
   get size(): number {
     return this.counting.size + this.revoked.size;

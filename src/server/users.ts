@@ -278,9 +278,11 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
 
   app.post('/auth/totp/verifications', { schema: USER_OPERATIONS.verifyTotp }, async (request) => {
     const factor = await auth.firstFactor(request);
-    if (attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is revoked: sign in again.');
+    if (attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is used up or revoked: sign in again.');
     const passCode = passCodeOf(request.body);
     return serially(factor.user.id, async () => {
+      // Checked again in turn: two requests with the same token may have come at once.
+      if (attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is used up or revoked: sign in again.');
       const user = (await users.getUser(factor.user.id))!;
       const secret = user.totp?.secret;
       const step = secret === undefined ? null : acceptTotp(secret, passCode, user.totp?.lastStep, Date.now());
@@ -289,6 +291,7 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
         throw forbidden(revoked ? 'The code is wrong or used already; this token is now revoked: sign in again.' : 'The code is wrong or used already.');
       }
       await save(user, { ...user, totp: { ...user.totp, lastStep: step } });
+      attempts.revoke(factor.tokenId, factor.expiresAt);
       return { accessToken: await auth.fullToken({ id: user.id, isRoot: false, user }) };
     });
   });

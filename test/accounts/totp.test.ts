@@ -123,6 +123,18 @@ describe('FirstFactorAttempts', () => {
     expect(attempts.isRevoked('token-c')).toBe(false);
   });
 
+  it('revokes a token that has done its work, until it expires', () => {
+    const clock = fakeClock();
+    const attempts = new FirstFactorAttempts({ now: clock.now });
+    const expiresAt = clock.now() + 5 * 60_000;
+    attempts.recordWrongCode('used', expiresAt);
+    attempts.revoke('used', expiresAt);
+    expect(attempts.isRevoked('used')).toBe(true);
+    expect(attempts.isRevoked('other')).toBe(false);
+    clock.advance(5 * 60_000);
+    expect(attempts.isRevoked('used')).toBe(false);
+  });
+
   it('forgets tokens once they have expired', () => {
     const clock = fakeClock();
     const attempts = new FirstFactorAttempts({ now: clock.now });
