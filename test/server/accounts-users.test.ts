@@ -493,6 +493,9 @@ describe('PATCH /v2.7/users/{id}', () => {
     // A test that holds lets the others through.
     const ok = await patchUser(user.id, [{ op: 'test', path: '/type', value: 'Standard' }, rename, { op: 'add', path: '/defaults/retention', value: '2:00:00' }]);
     expect(ok.status, ok.text).toBe(200);
+    // The answer is the User overview, with the new ETag.
+    expect(ok.body).toEqual({ id: user.id, displayName: 'Renamed', etag: ok.body.etag, isActive: true, type: 'Standard' });
+    expect(ok.headers.get('etag')).toBe(`"${ok.body.etag}"`);
     expect((await getUser(user.id)).body).toMatchObject({ displayName: 'Renamed', defaults: { retention: '02:00:00' } });
   });
 
@@ -618,6 +621,10 @@ describe('DELETE /v2.7/users/{id}', () => {
     const submitted = await api('POST', '/v2.7/email-validations', { json: { entries: [{ inputData: 'alice@example.com' }] }, auth: user.auth });
     expect([200, 202]).toContain(submitted.status);
     const jobId = submitted.body.overview.id;
+    const token = await api('POST', '/v2.7/auth/tokens', { json: { username: user.username, password: user.password }, auth: null });
+    expect(token.status).toBe(200);
+    const bearer = `Bearer ${token.body.accessToken}`;
+    expect((await api('GET', '/v2.7/email-validations', { auth: bearer })).status).toBe(200);
 
     const deleted = await api('DELETE', `/v2.7/users/${user.id}`);
     expect(deleted.status).toBe(200);
@@ -638,6 +645,8 @@ describe('DELETE /v2.7/users/{id}', () => {
     // The credential that worked a moment ago (and may be remembered) no longer does.
     expect((await api('GET', '/v2.7/email-validations', { auth: user.auth })).status).toBe(401);
     expect((await api('POST', '/v2.7/auth/tokens', { json: { username: user.username, password: user.password }, auth: null })).status).toBe(401);
+    // Nor with a token issued before.
+    expect((await api('GET', '/v2.7/email-validations', { auth: bearer })).status).toBe(401);
 
     // The username is free again, in any case.
     const password = passwordFor('again');
@@ -645,6 +654,8 @@ describe('DELETE /v2.7/users/{id}', () => {
     expect(again.status, again.text).toBe(200);
     expect(again.body.id).not.toBe(user.id);
     expect((await api('GET', '/v2.7/email-validations', { auth: basic(user.username, password) })).status).toBe(200);
+    // The deleted user's password is nobody's.
+    expect((await api('GET', '/v2.7/email-validations', { auth: user.auth })).status).toBe(401);
     // The newcomer does not see the deleted user's job.
     expect((await api('GET', `/v2.7/email-validations/${jobId}/overview`, { auth: basic(user.username, password) })).status).toBe(404);
 
@@ -857,13 +868,15 @@ describe('administrators and no escalation', () => {
     expectForbidden(await patchUser(admin.id, [{ op: 'replace', path: '/type', value: 'Standard' }], { auth: manager.auth }));
     expectForbidden(await patchUser(admin.id, [{ op: 'replace', path: '/authentication/password/password', value: passwordFor('takeover') }], { auth: manager.auth }));
     expectForbidden(await api('DELETE', `/v2.7/users/${admin.id}`, { auth: manager.auth }));
+    // users:delete deletes Standard users, not administrators.
+    const deleter = await makeUser('Standard', { authorization: { rules: ['users:read', 'users:delete'] } });
+    expectForbidden(await api('DELETE', `/v2.7/users/${admin.id}`, { auth: deleter.auth }));
     const after = await getUser(admin.id);
     expect(after.body).toEqual(before.body);
     expect(after.headers.get('etag')).toBe(before.headers.get('etag'));
     expect((await api('GET', '/v2.7/users', { auth: admin.auth })).status).toBe(200);
     // It changes and deletes a Standard user.
     expect((await patchUser(standard.id, [{ op: 'replace', path: '/displayName', value: 'Managed' }], { auth: manager.auth })).status).toBe(200);
-    const deleter = await makeUser('Standard', { authorization: { rules: ['users:read', 'users:delete'] } });
     expect((await api('DELETE', `/v2.7/users/${standard.id}`, { auth: deleter.auth })).status).toBe(200);
     // users:write does not delete.
     const another = await makeUser('Standard');
