@@ -392,6 +392,30 @@ describe('POST /v2.7/users', () => {
     expect((await getUser(app.body.id)).body.trustedOrigin).toEqual(origins);
   });
 
+  it('settings are validated: 400 naming the field of a rule, a firewall range, a throttling rule, isMfaRequired', async () => {
+    const username = unique('settings');
+    const post = (extra: Record<string, unknown>) => api('POST', '/v2.7/users', { json: standardBody(username, passwordFor(username), extra) });
+    const range = (addressFamily: string, startIP: string, endIP: string) => ({ firewall: { isEnabled: true, rules: [{ addressFamily, displayName: 'r', startIP, endIP }] } });
+    expectField(await post({ authorization: { rules: ['email-validations:*:my', 'users:read:everyone'] } }), 'authorization.rules[1]');
+    expectField(await post({ authorization: { rules: ['mailboxes:read'] } }), 'authorization.rules[0]');
+    expectField(await post({ authorization: { rules: ['users:send'] } }), 'authorization.rules[0]');
+    expectField(await post({ authorization: { rules: 'users:read' } }), 'authorization.rules');
+    expectField(await post(range('IPv4', '2001:db8::1', '2001:db8::2')), 'firewall.rules[0].startIP');
+    expectField(await post(range('IPv6', '2001:db8::1', '192.0.2.1')), 'firewall.rules[0].endIP');
+    expectField(await post(range('IPv4', '192.0.2.9', '192.0.2.1')), 'firewall.rules[0].endIP');
+    expectField(await post(range('IPv5', '192.0.2.1', '192.0.2.9')), 'firewall.rules[0].addressFamily');
+    expectField(await post({ throttling: { rules: [{ limit: 0, period: 'Hour', scope: 'Global' }] } }), 'throttling.rules[0].limit');
+    expectField(await post({ throttling: { rules: [{ limit: 1, period: 'Week', scope: 'Global' }] } }), 'throttling.rules[0].period');
+    expectField(await post({ throttling: { rules: [{ limit: 1, period: 'Day', scope: 'Country' }] } }), 'throttling.rules[0].scope');
+    expectField(await post({ throttling: { maxEntriesPerJob: 0, rules: [] } }), 'throttling.maxEntriesPerJob');
+    expectField(
+      await api('POST', '/v2.7/users', { json: { type: 'Standard', displayName: 'Mfa', authentication: { password: { username, password: passwordFor(username), isMfaRequired: true } } } }),
+      'authentication.password.isMfaRequired',
+    );
+    // The same ranges, the right way round and in their family, are fine.
+    expect((await post({ ...range('IPv6', '2001:db8::1', '2001:db8::ffff'), authorization: { rules: ['email-verifications:read:own'] } })).status).toBe(200);
+  });
+
   it('answers 200 with the User overview, Location of its detail and a quoted ETag that GET repeats', async () => {
     const username = unique('answer');
     const answer = await api('POST', '/v2.7/users', { json: standardBody(username, passwordFor(username)) });
