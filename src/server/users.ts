@@ -13,6 +13,7 @@ import {
   newUser,
   PatchTestFailedError,
   patchUser,
+  checkNoEscalation,
   userDetailView,
   userEtag,
   UserFieldError,
@@ -123,6 +124,20 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
     return user;
   }
 
+  /**
+   * A non-administrator sets another user's password only when that user's rules are within its own: else it could
+   * sign in as that user, with more than its own rules.
+   */
+  function checkNoTakeover(principal: Principal, user: UserRecord): void {
+    const caller = callerOf(principal);
+    if (principal.isRoot || caller.type === 'Administrator' || user.id === principal.id) return;
+    try {
+      checkNoEscalation(caller, user.detail.authorization.rules, []);
+    } catch {
+      throw forbidden('This user may not set the password of a user whose rules go beyond its own.');
+    }
+  }
+
   /** Stores a change of `user` made from `read`; 412 when it changed meanwhile. Forgets its remembered credentials. */
   async function save(read: UserRecord, changed: UserRecord): Promise<UserRecord> {
     const saved = await documentRules(() => users.updateUser(changed, read.etag));
@@ -173,7 +188,13 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
       if (limitText === undefined) limit = cursor.limit;
       offset = next !== undefined ? cursor.last + 1 : Math.max(0, cursor.first - limit);
     }
-    const page = await users.listUsers({ ...state, ...(state.type === undefined && { type: undefined }), offset, limit });
+    const page = await users.listUsers({
+      includeDeleted: state.includeDeleted,
+      ...(state.type !== undefined && { type: state.type }),
+      sort: state.sort,
+      offset,
+      limit,
+    });
     const meta: { cursor?: string; isTruncated: boolean } = { isTruncated: next !== undefined || cursorText === undefined ? page.more : offset > 0 };
     if (page.data.length > 0 && (page.more || cursorText !== undefined || offset > 0)) {
       const canonical = `${state.includeDeleted}|${state.type ?? ''}|${state.sort}`;
@@ -208,6 +229,7 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
     checkIfMatch(request, user);
     const principal = principalOf(request);
     const change = await documentRules(() => patchUser(user, request.body, { caller: callerOf(principal), rootUsername }));
+    if (change.password !== undefined) checkNoTakeover(principal, user);
     const passwordHash = change.password === undefined ? undefined : await hashPassword(change.password);
     const saved = change.changed || passwordHash !== undefined ? await save(user, changedUserRecord(user, change, passwordHash)) : user;
     return answerOverview(reply, saved);

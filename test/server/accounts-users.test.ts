@@ -907,6 +907,19 @@ describe('administrators and no escalation', () => {
     expectForbidden(await api('DELETE', `/v2.7/users/${another.id}`, { auth: manager.auth }));
   });
 
+  it("it may not set the password of a user whose rules go beyond its own (it could sign in as that user)", async () => {
+    const wider = await makeUser('Standard', { authorization: { rules: ['email-validations', 'users'] } });
+    const newPassword = passwordFor('takeover');
+    expectForbidden(await patchUser(wider.id, [{ op: 'replace', path: '/authentication/password/password', value: newPassword }], { auth: manager.auth }));
+    expect((await api('GET', '/v2.7/email-validations', { auth: basic(wider.username, newPassword) })).status).toBe(401);
+    expect((await api('GET', '/v2.7/email-validations', { auth: wider.auth })).status).toBe(200);
+    // Its other settings are the caller's to change; and a user within the caller's rules gets a new password.
+    expect((await patchUser(wider.id, [{ op: 'replace', path: '/displayName', value: 'Renamed' }], { auth: manager.auth })).status).toBe(200);
+    const within = await makeUser('Standard');
+    expect((await patchUser(within.id, [{ op: 'replace', path: '/authentication/password/password', value: newPassword }], { auth: manager.auth })).status).toBe(200);
+    expect((await api('GET', '/v2.7/email-validations', { auth: basic(within.username, newPassword) })).status).toBe(200);
+  });
+
   it('it may grant only what its own rules grant (403 beyond), on creation and on a patch', async () => {
     for (const rules of [['email-validations:read'], ['email-validations'], ['users:delete'], ['*'], ['credits:read-balance'], ['users:read:my', 'email-validations:*']]) {
       const username = unique('escalated');
