@@ -1,0 +1,340 @@
+// Permissions of users through a real listening server: which rules allow which job endpoint of 2.7, 2.6 and 1.4,
+// the order of a submission's checks, someone else's jobs (404 as if unknown without account-wide read), the job list
+// and its `owner` parameter, the rule grammar as given at user creation, a BrowserApp's fixed rules, changes that
+// count from the next request (HTTP Basic and tokens issued before), `users:read:my`, and no answer ever holding
+// another user's data. Jobs run offline (syntax checks only) in a real SQLite file.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from '../../src/server/app.js';
+
+const ROOT = 'root';
+const ROOT_PASSWORD = 'permissions test root password';
+const basic = (username: string, password: string): string => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+const ROOT_AUTH = basic(ROOT, ROOT_PASSWORD);
+const MAX_ENTRIES = 20;
+const VERSIONS = ['v2.7', 'v2.6'] as const;
+
+let dir: string;
+let app: FastifyInstance;
+let origin: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mailverify-permissions-'));
+  app = await createServer({
+    dataDir: join(dir, 'data'),
+    rootUsername: ROOT,
+    rootPassword: ROOT_PASSWORD,
+    verifier: { checks: 'syntax' },
+    maxEntriesPerJob: MAX_ENTRIES,
+    fileImport: { tempDir: dir },
+  });
+  origin = await app.listen({ host: '127.0.0.1', port: 0 });
+});
+
+afterAll(async () => {
+  await app?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  readonly body: any;
+}
+
+interface Call {
+  /** The Authorization header: root's Basic credentials by default; null sends none. */
+  readonly auth?: string | null;
+  readonly json?: unknown;
+  /** A body sent as it is, with `type` as its Content-Type. */
+  readonly raw?: string | Uint8Array;
+  readonly type?: string;
+  readonly accept?: string;
+}
+
+async function call(method: string, path: string, request: Call = {}): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  const auth = request.auth === undefined ? ROOT_AUTH : request.auth;
+  if (auth !== null) headers['authorization'] = auth;
+  if (request.accept !== undefined) headers['accept'] = request.accept;
+  let body: string | Uint8Array | undefined;
+  if (request.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(request.json);
+  } else if (request.raw !== undefined) {
+    headers['content-type'] = request.type ?? 'application/json';
+    body = request.raw;
+  }
+  const response = await fetch(`${origin}${path}`, { method, headers, body, redirect: 'manual' });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed };
+}
+
+/** A multipart/form-data file import of `lines` (a text file), with optional settings. */
+function fileImport(lines: readonly string[], settings?: unknown): { raw: Uint8Array; type: string } {
+  const boundary = `----mailverify-permissions-${randomUUID()}`;
+  let text = `--${boundary}\r\nContent-Disposition: form-data; name="inputFile"; filename="list.txt"\r\nContent-Type: text/plain\r\n\r\n`;
+  text += `${lines.join('\r\n')}\r\n`;
+  if (settings !== undefined) {
+    text += `--${boundary}\r\nContent-Disposition: form-data; name="settings"\r\n\r\n${JSON.stringify(settings)}\r\n`;
+  }
+  text += `--${boundary}--\r\n`;
+  return { raw: Buffer.from(text), type: `multipart/form-data; boundary=${boundary}` };
+}
+
+function expectProblem(answer: Answer, status: number, type: string): void {
+  expect(answer.status, answer.text).toBe(status);
+  expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(answer.body).toMatchObject({ status, type });
+}
+const expectForbidden = (answer: Answer): void => expectProblem(answer, 403, '/problems/forbidden');
+const expectNotFound = (answer: Answer): void => expectProblem(answer, 404, '/problems/not-found');
+
+// ---------------------------------------------------------------------------------------------------------------
+// Users and jobs
+
+interface TestUser {
+  readonly id: string;
+  readonly username: string;
+  readonly password: string;
+  /** Its HTTP Basic credentials. */
+  readonly auth: string;
+}
+
+let usersMade = 0;
+
+/** A user created by root; `rules` absent: the defaults of its type. */
+async function createUser(rules?: readonly string[], type: 'Standard' | 'Administrator' = 'Standard'): Promise<TestUser> {
+  usersMade += 1;
+  const username = `user-${usersMade}`;
+  const password = `password of user ${usersMade}`;
+  const answer = await call('POST', '/v2.7/users', {
+    json: {
+      type,
+      displayName: `User ${usersMade}`,
+      authentication: { password: { username, password } },
+      ...(rules !== undefined && { authorization: { rules } }),
+    },
+  });
+  expect(answer.status, answer.text).toBe(200);
+  return { id: answer.body.id, username, password, auth: basic(username, password) };
+}
+
+/** Root changes a user with a JSON Patch. */
+async function patchUser(user: { readonly id: string }, operations: readonly unknown[]): Promise<void> {
+  const answer = await call('PATCH', `/v2.7/users/${user.id}`, { raw: JSON.stringify(operations), type: 'application/json-patch+json' });
+  expect(answer.status, answer.text).toBe(200);
+}
+
+const setRules = (user: TestUser, rules: readonly string[]): Promise<void> =>
+  patchUser(user, [{ op: 'replace', path: '/authorization/rules', value: rules }]);
+
+type EntryInput = string | { readonly inputData: string; readonly custom?: string };
+
+/** A job submitted (JSON, 2.7) by `auth`, complete when answered: its id. */
+async function submit(auth: string, entries: readonly EntryInput[] = ['someone@example.com'], settings: Record<string, unknown> = {}): Promise<string> {
+  const json = { entries: entries.map((entry) => (typeof entry === 'string' ? { inputData: entry } : entry)), ...settings };
+  const answer = await call('POST', '/v2.7/email-validations?waitTime=10000', { auth, json });
+  expect(answer.status, answer.text).toBe(200);
+  return answer.body.overview.id;
+}
+
+/** The ids of the jobs root sees for `owner` (every page). */
+async function jobIdsOf(owner: string, auth = ROOT_AUTH): Promise<string[]> {
+  const answer = await call('GET', `/v2.7/email-validations?owner=${encodeURIComponent(owner)}&limit=1000`, { auth });
+  expect(answer.status, answer.text).toBe(200);
+  expect(answer.body.meta.isTruncated).toBe(false);
+  return answer.body.data.map((job: { id: string }) => job.id);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The job endpoints
+
+type Operation = 'read' | 'write' | 'delete';
+
+interface Endpoint {
+  readonly name: string;
+  readonly operation: Operation;
+  /** Its status when allowed. */
+  readonly ok: number;
+  /** Whether it acts on one job, whose id it is given. */
+  readonly onJob: boolean;
+  readonly send: (auth: string, job: string) => Promise<Answer>;
+  /** More checks of an allowed answer. */
+  readonly check?: (answer: Answer) => void;
+}
+
+const TABLE_ENTRY = { entries: [{ inputData: 'table@example.com' }] };
+
+const ENDPOINTS: readonly Endpoint[] = [
+  ...VERSIONS.flatMap((v): Endpoint[] => [
+    {
+      name: `POST /${v}/email-validations (JSON)`,
+      operation: 'write',
+      ok: 200,
+      onJob: false,
+      send: (auth) => call('POST', `/${v}/email-validations?waitTime=10000`, { auth, json: TABLE_ENTRY }),
+    },
+    {
+      name: `POST /${v}/email-validations (file import)`,
+      operation: 'write',
+      ok: 200,
+      onJob: false,
+      send: (auth) => call('POST', `/${v}/email-validations?waitTime=10000`, { auth, ...fileImport(['imported@example.com']) }),
+    },
+    {
+      name: `GET /${v}/email-validations`,
+      operation: 'read',
+      ok: 200,
+      onJob: false,
+      send: (auth) => call('GET', `/${v}/email-validations`, { auth }),
+    },
+    {
+      name: `GET /${v}/email-validations/{id}`,
+      operation: 'read',
+      ok: 200,
+      onJob: true,
+      send: (auth, job) => call('GET', `/${v}/email-validations/${job}`, { auth }),
+      check: (answer) => expect(answer.body.entries.data.length).toBeGreaterThan(0),
+    },
+    {
+      name: `GET /${v}/email-validations/{id}/overview`,
+      operation: 'read',
+      ok: 200,
+      onJob: true,
+      send: (auth, job) => call('GET', `/${v}/email-validations/${job}/overview`, { auth }),
+    },
+    {
+      name: `GET /${v}/email-validations/{id}/entries`,
+      operation: 'read',
+      ok: 200,
+      onJob: true,
+      send: (auth, job) => call('GET', `/${v}/email-validations/${job}/entries`, { auth }),
+    },
+    {
+      name: `GET /${v}/email-validations/{id}/entries/{index}`,
+      operation: 'read',
+      ok: 303,
+      onJob: true,
+      send: (auth, job) => call('GET', `/${v}/email-validations/${job}/entries/0`, { auth }),
+      check: (answer) => expect(answer.headers.get('location')).toMatch(/\/entries\?limit=/),
+    },
+    {
+      name: `GET /${v}/email-validations/{id}/entries (export, text/csv)`,
+      operation: 'read',
+      ok: 200,
+      onJob: true,
+      send: (auth, job) => call('GET', `/${v}/email-validations/${job}/entries`, { auth, accept: 'text/csv' }),
+      check: (answer) => expect(answer.headers.get('content-type')).toMatch(/^text\/csv/),
+    },
+    {
+      name: `DELETE /${v}/email-validations/{id}`,
+      operation: 'delete',
+      ok: 200,
+      onJob: true,
+      send: (auth, job) => call('DELETE', `/${v}/email-validations/${job}`, { auth }),
+    },
+  ]),
+  {
+    name: 'POST /v1.4/email-validations',
+    operation: 'write',
+    ok: 202,
+    onJob: false,
+    send: (auth) => call('POST', '/v1.4/email-validations', { auth, json: TABLE_ENTRY }),
+  },
+  {
+    name: 'GET /v1.4/email-validations/{id}',
+    operation: 'read',
+    ok: 200,
+    onJob: true,
+    send: (auth, job) => call('GET', `/v1.4/email-validations/${job}`, { auth }),
+    check: (answer) => expect(answer.body.entries.length).toBeGreaterThan(0),
+  },
+  {
+    name: 'DELETE /v1.4/email-validations/{id}',
+    operation: 'delete',
+    ok: 200,
+    onJob: true,
+    send: (auth, job) => call('DELETE', `/v1.4/email-validations/${job}`, { auth }),
+  },
+];
+
+const JOB_ENDPOINTS = ENDPOINTS.filter((endpoint) => endpoint.onJob);
+
+/** Sends `endpoint` for `auth` on `job`, expecting it allowed (its status and checks) or refused with a 403 problem. */
+async function expectAllowed(endpoint: Endpoint, auth: string, job: string, allowed: boolean): Promise<Answer> {
+  const answer = await endpoint.send(auth, job);
+  if (allowed) {
+    expect(answer.status, `${endpoint.name}: ${answer.text}`).toBe(endpoint.ok);
+    endpoint.check?.(answer);
+  } else {
+    expect(answer.status, `${endpoint.name}: ${answer.text}`).toBe(403);
+    expectForbidden(answer);
+  }
+  return answer;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+describe("rules and each job endpoint, on the caller's own jobs", () => {
+  const FULL = ['email-validations:*:my'];
+  // [rules, the operations they allow on one's own jobs]
+  const ROWS: ReadonlyArray<{ rules: readonly string[]; allows: readonly Operation[] }> = [
+    { rules: [], allows: [] },
+    { rules: ['email-validations:read:my'], allows: ['read'] },
+    { rules: ['email-validations:delete:my'], allows: ['delete'] },
+    { rules: ['email-validations:write:my', 'email-validations:read:my'], allows: ['write', 'read'] },
+    { rules: ['email-validations:read:my', 'email-validations:delete:my'], allows: ['read', 'delete'] },
+    { rules: ['email-validations:*:my'], allows: ['write', 'read', 'delete'] },
+    // The account scope includes one's own jobs.
+    { rules: ['email-validations:read', 'email-validations:delete'], allows: ['read', 'delete'] },
+    { rules: ['email-validations'], allows: ['write', 'read', 'delete'] },
+    { rules: ['users', 'credits'], allows: [] },
+  ];
+  let user: TestUser;
+  let readable: string;
+
+  beforeAll(async () => {
+    user = await createUser(FULL);
+    readable = await submit(user.auth, ['readable@example.com', 'second@example.com']);
+  });
+
+  for (const { rules, allows } of ROWS) {
+    it(`${JSON.stringify(rules)} allows ${allows.length === 0 ? 'nothing' : allows.join(', ')}`, async () => {
+      // Jobs to delete, submitted while the user may.
+      await setRules(user, FULL);
+      const doomed = await Promise.all(ENDPOINTS.filter((e) => e.operation === 'delete').map(() => submit(user.auth)));
+      await setRules(user, rules);
+      const before = await jobIdsOf(user.id);
+      let submitted = 0;
+      let deleted = 0;
+      for (const endpoint of ENDPOINTS) {
+        const allowed = allows.includes(endpoint.operation);
+        const job = endpoint.operation === 'delete' && allowed ? doomed.pop()! : readable;
+        const answer = await expectAllowed(endpoint, user.auth, job, allowed);
+        if (endpoint.operation === 'write' && allowed) {
+          submitted += 1;
+          expect(answer.body.overview?.id ?? answer.body.uniqueID).toMatch(/^[0-9a-f-]{36}$/);
+        }
+        if (endpoint.operation === 'delete' && allowed) {
+          deleted += 1;
+          expect((await call('GET', `/v2.7/email-validations/${job}/overview`)).status).toBe(410);
+        }
+      }
+      // A refused submission leaves no job behind; an allowed one is the caller's. Deleted jobs are no longer listed.
+      const after = await jobIdsOf(user.id);
+      expect(after.length - before.length).toBe(submitted - deleted);
+    });
+  }
+});
