@@ -338,3 +338,79 @@ describe("rules and each job endpoint, on the caller's own jobs", () => {
     });
   }
 });
+
+describe("a submission's checks, in order: write permission (403), validation (400), retention permission (403)", () => {
+  const ENTRY = [{ inputData: 'order@example.com' }];
+  const TOO_MANY = Array.from({ length: MAX_ENTRIES + 1 }, (_, i) => ({ inputData: `many${i}@example.com` }));
+  let reader: TestUser;
+  let writer: TestUser;
+
+  beforeAll(async () => {
+    // No write: reads only. Write and read of its own, no delete (so no retention).
+    reader = await createUser(['email-validations:read:my']);
+    writer = await createUser(['email-validations:write:my', 'email-validations:read:my']);
+  });
+
+  it('without write: 403 whatever the body, before it is read (malformed JSON, an invalid field, a bad file import)', async () => {
+    for (const v of [...VERSIONS, 'v1.4']) {
+      expectForbidden(await call('POST', `/${v}/email-validations`, { auth: reader.auth, raw: '{"entries": [' }));
+      expectForbidden(await call('POST', `/${v}/email-validations`, { auth: reader.auth, json: { entries: 'none', quality: 'Best' } }));
+      expectForbidden(await call('POST', `/${v}/email-validations`, { auth: reader.auth, json: { entries: ENTRY, retention: '1:00:00' } }));
+      expectForbidden(await call('POST', `/${v}/email-validations`, { auth: reader.auth, json: { entries: TOO_MANY } }));
+    }
+    expectForbidden(await call('POST', '/v2.7/email-validations', { auth: reader.auth, ...fileImport(['a@example.com'], { quality: 'Best' }) }));
+    expectForbidden(await call('POST', '/v2.7/email-validations', { auth: reader.auth, raw: 'not multipart', type: 'multipart/form-data; boundary=x' }));
+    expect(await jobIdsOf(reader.id)).toEqual([]);
+  });
+
+  it('with write, no delete: an invalid submission is 400 before its retention is 403', async () => {
+    for (const v of VERSIONS) {
+      const post = (json: unknown): Promise<Answer> => call('POST', `/${v}/email-validations?waitTime=10000`, { auth: writer.auth, json });
+      expectProblem(await post({ entries: [], retention: '1:00:00' }), 400, '/problems/invalid-field');
+      expectProblem(await post({ entries: [{ inputData: 42 }], retention: '1:00:00' }), 400, '/problems/invalid-field');
+      expectProblem(await post({ entries: ENTRY, quality: 'Best', retention: '1:00:00' }), 400, '/problems/invalid-field');
+      // The retention itself is validated first: a malformed or out-of-range one is 400.
+      const malformed = await post({ entries: ENTRY, retention: 'soon' });
+      expectProblem(malformed, 400, '/problems/invalid-field');
+      expect(malformed.body.detail).toMatch(/^retention:/);
+      expectProblem(await post({ entries: ENTRY, retention: '0:01:00' }), 400, '/problems/invalid-field');
+      // maxEntriesPerJob (400) comes before the retention permission too.
+      const many = await post({ entries: TOO_MANY, retention: '1:00:00' });
+      expectProblem(many, 400, '/problems/invalid-field');
+      expect(many.body.detail).toMatch(/^entries:/);
+      // A valid submission with a retention: the permission is what is missing.
+      const refused = await post({ entries: ENTRY, retention: '1:00:00' });
+      expectForbidden(refused);
+      // Without a retention (absent or null), it is accepted.
+      expect((await post({ entries: ENTRY })).status).toBe(200);
+      expect((await post({ entries: ENTRY, retention: null })).status).toBe(200);
+    }
+    // A file import's retention (in its settings) likewise.
+    expectForbidden(await call('POST', '/v2.7/email-validations', { auth: writer.auth, ...fileImport(['a@example.com'], { retention: '1:00:00' }) }));
+    const badRetention = await call('POST', '/v2.7/email-validations', { auth: writer.auth, ...fileImport(['a@example.com'], { retention: 'soon' }) });
+    expectProblem(badRetention, 400, '/problems/invalid-field');
+    expect(badRetention.body.detail).toMatch(/^settings\.retention:/);
+    // Only the four accepted submissions made jobs.
+    expect(await jobIdsOf(writer.id)).toHaveLength(4);
+  });
+
+  it('a retention needs email-validations:delete:my or email-validations:delete (or an administrator, or root)', async () => {
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      ['email-validations:delete:my', 'own delete'],
+      ['email-validations:delete', 'account-wide delete'],
+      ['email-verifications:delete:own', 'the aliases'],
+    ];
+    for (const [rule] of cases) {
+      const user = await createUser(['email-validations:write:my', 'email-validations:read:my', rule]);
+      const id = await submit(user.auth, ['kept@example.com'], { retention: '1:00:00' });
+      const overview = await call('GET', `/v2.7/email-validations/${id}/overview`, { auth: user.auth });
+      expect(overview.body.retention).toBe('01:00:00');
+      const fromFile = await call('POST', '/v2.7/email-validations?waitTime=10000', { auth: user.auth, ...fileImport(['f@example.com'], { retention: '2:00:00' }) });
+      expect(fromFile.status, fromFile.text).toBe(200);
+      expect(fromFile.body.overview.retention).toBe('02:00:00');
+    }
+    const admin = await createUser(undefined, 'Administrator');
+    expect((await call('GET', `/v2.7/email-validations/${await submit(admin.auth, undefined, { retention: '1:00:00' })}/overview`, { auth: admin.auth })).body.retention).toBe('01:00:00');
+    expect((await call('GET', `/v2.7/email-validations/${await submit(ROOT_AUTH, undefined, { retention: '1:00:00' })}/overview`)).body.retention).toBe('01:00:00');
+  });
+});
