@@ -414,3 +414,152 @@ describe("a submission's checks, in order: write permission (403), validation (4
     expect((await call('GET', `/v2.7/email-validations/${await submit(ROOT_AUTH, undefined, { retention: '1:00:00' })}/overview`)).body.retention).toBe('01:00:00');
   });
 });
+
+describe("someone else's jobs", () => {
+  let owner: TestUser;
+  /** A job of `owner` that stays. */
+  let theirs: string;
+  /** A job of `owner` it deleted. */
+  let theirsDeleted: string;
+
+  beforeAll(async () => {
+    owner = await createUser();
+    theirs = await submit(owner.auth, ['theirs@example.com', 'theirs2@example.com']);
+    theirsDeleted = await submit(owner.auth, ['gone@example.com']);
+    expect((await call('DELETE', `/v2.7/email-validations/${theirsDeleted}`, { auth: owner.auth })).status).toBe(200);
+  });
+
+  /** An answer with the job id in its detail written `<id>`, and without its request id: what an unknown id answers. */
+  const shape = (answer: Answer, id: string) => ({
+    status: answer.status,
+    type: answer.headers.get('content-type'),
+    body: { ...answer.body, requestId: undefined, detail: String(answer.body?.detail).replaceAll(id, '<id>') },
+  });
+
+  it('404 on every job route, exactly as an unknown id, for users without account-wide read (a deleted job too)', async () => {
+    const without: ReadonlyArray<readonly string[]> = [
+      ['email-validations:*:my'],
+      // Account-wide delete (or write) without account-wide read: the job still does not exist for it.
+      ['email-validations:*:my', 'email-validations:delete'],
+      ['email-validations:*:my', 'email-validations:write'],
+      ['email-validations:read:*', 'email-validations:delete:*'],
+      ['email-validations', '-email-validations:read'],
+    ];
+    for (const rules of without) {
+      const user = await createUser(rules);
+      for (const endpoint of JOB_ENDPOINTS) {
+        const unknown = randomUUID();
+        const expected = shape(await endpoint.send(user.auth, unknown), unknown);
+        expect(expected.status, endpoint.name).toBe(404);
+        for (const job of [theirs, theirsDeleted, theirs.toUpperCase()]) {
+          const answer = await endpoint.send(user.auth, job);
+          expectNotFound(answer);
+          expect(shape(answer, job), `${JSON.stringify(rules)} ${endpoint.name}`).toEqual(expected);
+        }
+      }
+    }
+    // Nothing was deleted.
+    expect((await call('GET', `/v2.7/email-validations/${theirs}/overview`, { auth: owner.auth })).status).toBe(200);
+  });
+
+  it('with account-wide read: readable (a deleted one is 410), and deleting needs account-wide delete (403 without)', async () => {
+    const reader = await createUser(['email-validations:*:my', 'email-validations:read']);
+    for (const endpoint of JOB_ENDPOINTS) {
+      await expectAllowed(endpoint, reader.auth, theirs, endpoint.operation === 'read');
+      const answer = await endpoint.send(reader.auth, theirsDeleted);
+      if (endpoint.operation === 'read') expectProblem(answer, 410, '/problems/gone');
+      else expectForbidden(answer);
+    }
+    // A denial of account-wide delete beside a grant of every operation.
+    const denied = await createUser(['email-validations', '-email-validations:delete']);
+    for (const endpoint of JOB_ENDPOINTS.filter((e) => e.operation === 'delete')) expectForbidden(await endpoint.send(denied.auth, theirs));
+    expect((await call('GET', `/v2.7/email-validations/${theirs}/overview`, { auth: owner.auth })).status).toBe(200);
+  });
+
+  it('with account-wide read and delete, as an administrator and as root: read and delete any job', async () => {
+    const deleter = await createUser(['email-validations:read', 'email-validations:delete']);
+    const admin = await createUser(['email-validations:write:my'], 'Administrator');
+    for (const auth of [deleter.auth, admin.auth, ROOT_AUTH]) {
+      for (const endpoint of JOB_ENDPOINTS) {
+        const job = endpoint.operation === 'delete' ? await submit(owner.auth) : theirs;
+        await expectAllowed(endpoint, auth, job, true);
+        if (endpoint.operation === 'delete') {
+          expectProblem(await call('GET', `/v2.7/email-validations/${job}`, { auth: owner.auth }), 410, '/problems/gone');
+        }
+      }
+    }
+  });
+});
+
+describe('GET /email-validations: the caller’s jobs; owner=<user id> and owner=* need account-wide read', () => {
+  let ann: TestUser;
+  let bob: TestUser;
+  let reader: TestUser;
+  const jobs: Record<'ann' | 'bob' | 'reader' | 'root', string[]> = { ann: [], bob: [], reader: [], root: [] };
+
+  beforeAll(async () => {
+    ann = await createUser();
+    bob = await createUser();
+    reader = await createUser(['email-validations:*:my', 'email-validations:read']);
+    for (let i = 0; i < 3; i++) {
+      jobs.ann.push(await submit(ann.auth, [`ann${i}@example.com`]));
+      jobs.bob.push(await submit(bob.auth, [`bob${i}@example.com`]));
+    }
+    jobs.reader.push(await submit(reader.auth));
+    jobs.root.push(await submit(ROOT_AUTH));
+  });
+
+  const list = async (auth: string, query = ''): Promise<Answer> => call('GET', `/v2.7/email-validations?limit=1000${query}`, { auth });
+  const idsOf = (answer: Answer): string[] => {
+    expect(answer.status, answer.text).toBe(200);
+    return answer.body.data.map((job: { id: string }) => job.id).sort();
+  };
+
+  it('lists only the caller’s own jobs, in 2.7 and 2.6, whatever its rules', async () => {
+    for (const v of VERSIONS) {
+      expect(idsOf(await call('GET', `/${v}/email-validations?limit=1000`, { auth: ann.auth }))).toEqual([...jobs.ann].sort());
+      expect(idsOf(await call('GET', `/${v}/email-validations?limit=1000`, { auth: bob.auth }))).toEqual([...jobs.bob].sort());
+      // Account-wide read does not widen the default listing.
+      expect(idsOf(await call('GET', `/${v}/email-validations?limit=1000`, { auth: reader.auth }))).toEqual(jobs.reader);
+    }
+    expect(idsOf(await list(ann.auth, `&owner=${ann.id}`))).toEqual([...jobs.ann].sort());
+    // Root's own listing is its own jobs too.
+    const rootList = idsOf(await list(ROOT_AUTH));
+    expect(rootList).toEqual(expect.arrayContaining(jobs.root));
+    for (const id of [...jobs.ann, ...jobs.bob, ...jobs.reader]) expect(rootList).not.toContain(id);
+  });
+
+  it('owner=<another user> and owner=*: 403 without account-wide read', async () => {
+    for (const v of VERSIONS) {
+      for (const owner of [bob.id, '*', randomUUID(), 'root']) {
+        expectForbidden(await call('GET', `/${v}/email-validations?owner=${encodeURIComponent(owner)}`, { auth: ann.auth }));
+      }
+    }
+  });
+
+  it('with account-wide read (and as an administrator or root): that user’s jobs, or every job of the account', async () => {
+    const admin = await createUser([], 'Administrator');
+    for (const auth of [reader.auth, admin.auth, ROOT_AUTH]) {
+      expect(idsOf(await list(auth, `&owner=${bob.id}`))).toEqual([...jobs.bob].sort());
+      expect(idsOf(await list(auth, `&owner=${ann.id}`))).toEqual([...jobs.ann].sort());
+      const every = idsOf(await list(auth, '&owner=*'));
+      expect(every).toEqual(expect.arrayContaining([...jobs.ann, ...jobs.bob, ...jobs.reader, ...jobs.root]));
+      expect(idsOf(await list(auth, `&owner=${randomUUID()}`))).toEqual([]);
+    }
+    // Each listed job names its owner.
+    const answer = await list(reader.auth, `&owner=${bob.id}`);
+    expect(answer.body.data.every((job: { owner: string }) => job.owner === bob.id)).toBe(true);
+  });
+
+  it('a cursor of another listing does not carry its owner to a caller without account-wide read', async () => {
+    const page = await call('GET', `/v2.7/email-validations?owner=${bob.id}&limit=1`, { auth: reader.auth });
+    expect(page.status).toBe(200);
+    const cursor = page.body.meta.cursor as string;
+    expect(cursor).toEqual(expect.any(String));
+    // The cursor names a listing of Bob's jobs: Ann's own listing refuses it; with owner=Bob, she may not list at all.
+    const mine = await call('GET', `/v2.7/email-validations?cursor=${encodeURIComponent(cursor)}`, { auth: ann.auth });
+    expect(mine.status).toBe(400);
+    expectForbidden(await call('GET', `/v2.7/email-validations?owner=${bob.id}&cursor=${encodeURIComponent(cursor)}`, { auth: ann.auth }));
+    for (const id of jobs.bob) expect(mine.text).not.toContain(id);
+  });
+});
