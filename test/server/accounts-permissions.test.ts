@@ -563,3 +563,159 @@ describe('GET /email-validations: the caller’s jobs; owner=<user id> and owner
     for (const id of jobs.bob) expect(mine.text).not.toContain(id);
   });
 });
+
+describe('the rule grammar, as rules given at creation', () => {
+  let other: TestUser;
+  let otherJob: string;
+
+  beforeAll(async () => {
+    other = await createUser();
+    otherJob = await submit(other.auth, ['other@example.com']);
+  });
+
+  // What each rule list allows: submitting, reading and deleting one's own job, reading and deleting someone else's
+  // (404: it does not exist for the caller), and listing the users.
+  interface Expected {
+    readonly submit: 200 | 403;
+    readonly readOwn?: 200 | 403;
+    readonly deleteOwn?: 200 | 403;
+    readonly readOther: 200 | 404;
+    readonly deleteOther: 200 | 403 | 404;
+    readonly listUsers: 200 | 403;
+  }
+  const OWN_ONLY: Expected = { submit: 200, readOwn: 200, deleteOwn: 200, readOther: 404, deleteOther: 404, listUsers: 403 };
+  const ROWS: ReadonlyArray<readonly [readonly string[], Expected]> = [
+    // A denial wins over a grant, in either order.
+    [['email-validations', '-email-validations:delete'], { submit: 200, readOwn: 200, deleteOwn: 403, readOther: 200, deleteOther: 403, listUsers: 403 }],
+    [['-email-validations:delete', 'email-validations'], { submit: 200, readOwn: 200, deleteOwn: 403, readOther: 200, deleteOther: 403, listUsers: 403 }],
+    // A denial scoped to one's own jobs leaves the account's.
+    [['-email-validations:delete:my', 'email-validations'], { submit: 200, readOwn: 200, deleteOwn: 403, readOther: 200, deleteOther: 200, listUsers: 403 }],
+    [['email-validations:*:my', '-*:delete'], { ...OWN_ONLY, deleteOwn: 403 }],
+    // Wildcards: `*` any one value of its segment; a `*` scope is one's own (the account only by omitting the scope).
+    [['*'], { submit: 200, readOwn: 200, deleteOwn: 200, readOther: 200, deleteOther: 200, listUsers: 200 }],
+    [['*', '-users'], { submit: 200, readOwn: 200, deleteOwn: 200, readOther: 200, deleteOther: 200, listUsers: 403 }],
+    [['*:*:my'], OWN_ONLY],
+    [['email-validations:*:*'], OWN_ONLY],
+    [['*:read', 'email-validations:write:my'], { submit: 200, readOwn: 200, deleteOwn: 403, readOther: 200, deleteOther: 403, listUsers: 200 }],
+    // An omitted operation: every operation; an omitted scope: the account, which includes one's own.
+    [['email-validations'], { submit: 200, readOwn: 200, deleteOwn: 200, readOther: 200, deleteOther: 200, listUsers: 403 }],
+    [['email-validations:read', 'email-validations:write:my'], { submit: 200, readOwn: 200, deleteOwn: 403, readOther: 200, deleteOther: 403, listUsers: 403 }],
+    [['email-validations:read'], { submit: 403, readOther: 200, deleteOther: 403, listUsers: 403 }],
+    [['users', 'email-validations:*:my'], { ...OWN_ONLY, listUsers: 200 }],
+    // Aliases: email-verifications for email-validations, own for my, in grants and denials alike.
+    [['email-verifications:write:own', 'email-verifications:read:own'], { ...OWN_ONLY, deleteOwn: 403 }],
+    [['email-verifications:*:own', '-email-validations:delete:my'], { ...OWN_ONLY, deleteOwn: 403 }],
+    [['email-validations:*:my', '-email-verifications:delete:own'], { ...OWN_ONLY, deleteOwn: 403 }],
+    [['email-verifications'], { submit: 200, readOwn: 200, deleteOwn: 200, readOther: 200, deleteOther: 200, listUsers: 403 }],
+  ];
+
+  for (const [rules, expected] of ROWS) {
+    it(`${JSON.stringify(rules)}`, async () => {
+      const user = await createUser(rules);
+      const detail = await call('GET', `/v2.7/users/${user.id}`);
+      // The rules read back as they were given.
+      expect(detail.body.authorization.rules).toEqual(rules);
+      const submitted = await call('POST', '/v2.7/email-validations?waitTime=10000', { auth: user.auth, json: TABLE_ENTRY });
+      expect(submitted.status, submitted.text).toBe(expected.submit);
+      if (expected.submit === 200) {
+        const own = submitted.body.overview.id as string;
+        expect((await call('GET', `/v2.7/email-validations/${own}`, { auth: user.auth })).status).toBe(expected.readOwn);
+        expect((await call('DELETE', `/v1.4/email-validations/${own}`, { auth: user.auth })).status).toBe(expected.deleteOwn);
+      } else {
+        expectForbidden(submitted);
+      }
+      expect((await call('GET', `/v2.7/email-validations/${otherJob}/overview`, { auth: user.auth })).status).toBe(expected.readOther);
+      const victim = expected.deleteOther === 200 ? await submit(other.auth) : otherJob;
+      expect((await call('DELETE', `/v2.6/email-validations/${victim}`, { auth: user.auth })).status).toBe(expected.deleteOther);
+      expect((await call('GET', '/v2.7/users', { auth: user.auth })).status).toBe(expected.listUsers);
+    });
+  }
+
+  it('a malformed rule, or an unknown resource, operation or scope: 400 naming authorization.rules[i], and no user made', async () => {
+    const CASES: ReadonlyArray<readonly [readonly unknown[], number]> = [
+      [['email-validations:read:my:extra'], 0],
+      [['email-validations:read:my', 'bogus'], 1],
+      [['email-validations:read:my', 'bogus:read'], 1],
+      [['email-validations:fly'], 0],
+      [['email-validations:my'], 0],
+      [['email-validations:read:team'], 0],
+      [['email-validations:read:account'], 0],
+      [['email-validations::my'], 0],
+      [['users:read-balance'], 0],
+      [['credits:read:my'], 0],
+      [['credits:read-balance:team'], 0],
+      [['email-validations:*:my', ''], 1],
+      [['-'], 0],
+      [['--email-validations'], 0],
+      [['Email-Validations:read:my'], 0],
+      [[':read'], 0],
+      [['email-validations:read:my', 'email-validations:write:my', 42], 2],
+    ];
+    const before = await call('GET', '/v2.7/users?limit=1000');
+    for (const [rules, index] of CASES) {
+      const answer = await call('POST', '/v2.7/users', {
+        json: { type: 'Standard', displayName: 'Malformed', authentication: { password: { username: `malformed-${randomUUID()}`, password: 'a good password' } }, authorization: { rules } },
+      });
+      expectProblem(answer, 400, '/problems/invalid-field');
+      expect(answer.body.detail, JSON.stringify(rules)).toMatch(new RegExp(`^authorization\\.rules\\[${index}\\]`));
+    }
+    // A change of rules is checked as a creation is.
+    const user = await createUser();
+    const patched = await call('PATCH', `/v2.7/users/${user.id}`, {
+      raw: JSON.stringify([{ op: 'add', path: '/authorization/rules/-', value: 'email-validations:erase' }]),
+      type: 'application/json-patch+json',
+    });
+    expectProblem(patched, 400, '/problems/invalid-field');
+    expect(patched.body.detail).toMatch(/^authorization\.rules\[1\]/);
+    expect((await call('GET', `/v2.7/users/${user.id}`)).body.authorization.rules).toEqual(['email-validations:*:my']);
+    const after = await call('GET', '/v2.7/users?limit=1000');
+    expect(after.body.data.length).toBe(before.body.data.length + 1);
+  });
+});
+
+describe('a BrowserApp: its fixed rules', () => {
+  let key: string;
+  let auth: string;
+  let appId: string;
+
+  beforeAll(async () => {
+    const created = await call('POST', '/v2.7/users', { json: { type: 'BrowserApp', displayName: 'Web shop' } });
+    expect(created.status, created.text).toBe(200);
+    appId = created.body.id;
+    const detail = await call('GET', `/v2.7/users/${appId}`);
+    expect(detail.body.authorization.rules).toEqual(['email-validations:write:my', 'email-validations:read:my']);
+    key = detail.body.authentication.password.username;
+    expect(key).toMatch(/^[A-Za-z0-9]{32}$/);
+    auth = basic(key, '');
+  });
+
+  it('submits and reads its own jobs (2.7, 2.6 and 1.4), lists them', async () => {
+    const mine: string[] = [];
+    for (const endpoint of ENDPOINTS.filter((e) => e.operation === 'write')) {
+      const answer = await expectAllowed(endpoint, auth, '', true);
+      mine.push(answer.body.overview?.id ?? answer.body.uniqueID);
+    }
+    for (const endpoint of ENDPOINTS.filter((e) => e.operation === 'read')) await expectAllowed(endpoint, auth, mine[0]!, true);
+    const listed = await call('GET', '/v2.7/email-validations?limit=1000', { auth });
+    expect(listed.body.data.map((job: { id: string }) => job.id).sort()).toEqual([...mine].sort());
+  });
+
+  it('may not delete its jobs, give a retention, list jobs of others, read another user’s job, or list users (403)', async () => {
+    const own = await submit(auth);
+    for (const endpoint of ENDPOINTS.filter((e) => e.operation === 'delete')) expectForbidden(await endpoint.send(auth, own));
+    expectForbidden(await call('POST', '/v2.7/email-validations', { auth, json: { ...TABLE_ENTRY, retention: '1:00:00' } }));
+    expectForbidden(await call('GET', '/v2.7/email-validations?owner=*', { auth }));
+    const someone = await createUser();
+    expectNotFound(await call('GET', `/v2.7/email-validations/${await submit(someone.auth)}`, { auth }));
+    expectForbidden(await call('GET', '/v2.7/users', { auth }));
+    // Its own user detail needs users:read:my, which it has not; someone else's does not exist for it.
+    expectForbidden(await call('GET', `/v2.7/users/${appId}`, { auth }));
+    expectNotFound(await call('GET', `/v2.7/users/${someone.id}`, { auth }));
+    expectForbidden(await call('POST', '/v2.7/users', { auth, json: { type: 'BrowserApp', displayName: 'Another' } }));
+    expect((await call('GET', `/v2.7/email-validations/${own}/overview`, { auth })).status).toBe(200);
+  });
+
+  it('a password beside its key is refused (401)', async () => {
+    expectProblem(await call('GET', '/v2.7/email-validations', { auth: basic(key, 'x') }), 401, '/problems/unauthorized');
+  });
+});
