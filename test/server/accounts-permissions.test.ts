@@ -719,3 +719,108 @@ describe('a BrowserApp: its fixed rules', () => {
     expectProblem(await call('GET', '/v2.7/email-validations', { auth: basic(key, 'x') }), 401, '/problems/unauthorized');
   });
 });
+
+describe('a change of a user counts from its next request, for HTTP Basic and for tokens issued before', () => {
+  let user: TestUser;
+  let bearer: string;
+  let own: string;
+  let someoneElses: string;
+
+  beforeAll(async () => {
+    user = await createUser(['email-validations:read:my', 'email-validations:write:my']);
+    own = await submit(user.auth, ['mine@example.com']);
+    someoneElses = await submit((await createUser()).auth);
+    const issued = await call('POST', '/v2.7/auth/tokens', { auth: null, json: { username: user.username, password: user.password } });
+    expect(issued.status, issued.text).toBe(200);
+    bearer = `Bearer ${issued.body.accessToken}`;
+  });
+
+  const readOwn = (auth: string): Promise<Answer> => call('GET', `/v2.7/email-validations/${own}`, { auth });
+
+  it('a rule removed: the very next request is refused (Basic, then a token issued before); restored, allowed again', async () => {
+    for (const auth of [user.auth, bearer]) {
+      expect((await readOwn(auth)).status).toBe(200);
+      await patchUser(user, [{ op: 'remove', path: '/authorization/rules/0' }]);
+      expectForbidden(await readOwn(auth));
+      await patchUser(user, [{ op: 'add', path: '/authorization/rules/0', value: 'email-validations:read:my' }]);
+      expect((await readOwn(auth)).status).toBe(200);
+    }
+    // A denial added likewise, through 1.4 too.
+    await patchUser(user, [{ op: 'add', path: '/authorization/rules/-', value: '-email-validations:read' }]);
+    for (const auth of [user.auth, bearer]) {
+      expectForbidden(await readOwn(auth));
+      expectForbidden(await call('GET', `/v1.4/email-validations/${own}`, { auth }));
+    }
+    await patchUser(user, [{ op: 'remove', path: '/authorization/rules/2' }]);
+    for (const auth of [user.auth, bearer]) expect((await readOwn(auth)).status).toBe(200);
+  });
+
+  it('made inactive: 401 at once; active again: signs in again', async () => {
+    await patchUser(user, [{ op: 'replace', path: '/isActive', value: false }]);
+    for (const auth of [user.auth, bearer]) expectProblem(await readOwn(auth), 401, '/problems/unauthorized');
+    expectProblem(await call('POST', '/v2.7/email-validations', { auth: user.auth, json: TABLE_ENTRY }), 401, '/problems/unauthorized');
+    await patchUser(user, [{ op: 'replace', path: '/isActive', value: true }]);
+    for (const auth of [user.auth, bearer]) expect((await readOwn(auth)).status).toBe(200);
+  });
+
+  it('made an administrator: every permission at once; made Standard again: its rules again', async () => {
+    const probes = async (auth: string): Promise<number[]> => [
+      (await call('GET', `/v2.7/email-validations/${someoneElses}`, { auth })).status,
+      (await call('GET', '/v2.7/users', { auth })).status,
+      (await call('GET', '/v2.7/email-validations?owner=*', { auth })).status,
+    ];
+    for (const auth of [user.auth, bearer]) expect(await probes(auth)).toEqual([404, 403, 403]);
+    await patchUser(user, [{ op: 'replace', path: '/type', value: 'Administrator' }]);
+    for (const auth of [user.auth, bearer]) expect(await probes(auth)).toEqual([200, 200, 200]);
+    await patchUser(user, [{ op: 'replace', path: '/type', value: 'Standard' }]);
+    for (const auth of [user.auth, bearer]) expect(await probes(auth)).toEqual([404, 403, 403]);
+  });
+
+  it('deleted: 401 at once, for Basic and the token', async () => {
+    expect((await call('DELETE', `/v2.7/users/${user.id}`)).status).toBe(200);
+    for (const auth of [user.auth, bearer]) expectProblem(await readOwn(auth), 401, '/problems/unauthorized');
+    // Its job stays, for root.
+    expect((await call('GET', `/v2.7/email-validations/${own}/overview`)).status).toBe(200);
+  });
+});
+
+describe('the users resource and its scopes', () => {
+  it('users:read:my: its own detail, not another’s (404, as an unknown id) nor the list (403)', async () => {
+    const self = await createUser(['users:read:my', 'email-validations:*:my']);
+    const someone = await createUser();
+    const own = await call('GET', `/v2.7/users/${self.id}`, { auth: self.auth });
+    expect(own.status, own.text).toBe(200);
+    expect(own.body.authentication.password.username).toBe(self.username);
+    expect(own.text).not.toMatch(/password of user|argon2|\$argon/);
+    const other = await call('GET', `/v2.7/users/${someone.id}`, { auth: self.auth });
+    expectNotFound(other);
+    const unknownId = randomUUID();
+    const unknown = await call('GET', `/v2.7/users/${unknownId}`, { auth: self.auth });
+    expect(other.body.detail.replace(someone.id, '<id>')).toBe(unknown.body.detail.replace(unknownId, '<id>'));
+    expect(other.text).not.toContain(someone.username);
+    expectForbidden(await call('GET', '/v2.7/users', { auth: self.auth }));
+    // Changing itself needs users:write:my; changing another is 404 too.
+    const patch = (id: string): Promise<Answer> =>
+      call('PATCH', `/v2.7/users/${id}`, { auth: self.auth, raw: JSON.stringify([{ op: 'replace', path: '/displayName', value: 'x' }]), type: 'application/json-patch+json' });
+    expectForbidden(await patch(self.id));
+    expectNotFound(await patch(someone.id));
+    expectNotFound(await call('DELETE', `/v2.7/users/${someone.id}`, { auth: self.auth }));
+    expect((await call('GET', `/v2.7/users/${someone.id}`)).status).toBe(200);
+  });
+
+  it('without a users rule, its own detail is 403; with account-wide users:read, every detail and the list', async () => {
+    const plain = await createUser();
+    const reader = await createUser(['users:read', 'email-validations:*:my']);
+    expectForbidden(await call('GET', `/v2.7/users/${plain.id}`, { auth: plain.auth }));
+    expectNotFound(await call('GET', `/v2.7/users/${reader.id}`, { auth: plain.auth }));
+    expect((await call('GET', `/v2.7/users/${plain.id}`, { auth: reader.auth })).status).toBe(200);
+    expect((await call('GET', `/v2.7/users/${reader.id}`, { auth: reader.auth })).status).toBe(200);
+    const listed = await call('GET', '/v2.7/users?limit=1000', { auth: reader.auth });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((u: { id: string }) => u.id)).toEqual(expect.arrayContaining([plain.id, reader.id]));
+    // Reading is not writing: 403 on another's change and deletion.
+    expectForbidden(await call('DELETE', `/v2.7/users/${plain.id}`, { auth: reader.auth }));
+    // The users endpoints are not under 2.6.
+    expect((await call('GET', `/v2.6/users/${plain.id}`, { auth: reader.auth })).status).toBe(404);
+  });
+});
