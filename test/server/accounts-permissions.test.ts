@@ -824,3 +824,99 @@ describe('the users resource and its scopes', () => {
     expect((await call('GET', `/v2.6/users/${plain.id}`, { auth: reader.auth })).status).toBe(404);
   });
 });
+
+describe("no answer to one user holds another user's data", () => {
+  interface Party {
+    readonly user: TestUser;
+    readonly jobs: string[];
+    /** Whatever of this user's must never reach the other: inputs, custom values, job names, job ids, its id and username. */
+    readonly secrets: string[];
+  }
+
+  /** Jobs of `user` through every way of submitting, with inputs, custom values and names no one else uses. */
+  async function party(tag: string): Promise<Party> {
+    const user = await createUser();
+    const mark = `${tag}${randomUUID().slice(0, 8)}`;
+    const input = (n: number): string => `${mark}-in${n}@${mark}-domain.example`;
+    const custom = (n: number): string => `${mark}-custom${n}`;
+    const jobs: string[] = [];
+    const secrets: string[] = [user.id, user.username, mark];
+    for (const [n, v] of VERSIONS.entries()) {
+      const json = { name: `${mark}-name${n}`, entries: [{ inputData: input(n), custom: custom(n) }, { inputData: `not an address ${mark}-${n}` }] };
+      const answer = await call('POST', `/${v}/email-validations?waitTime=10000`, { auth: user.auth, json });
+      expect(answer.status, answer.text).toBe(200);
+      jobs.push(answer.body.overview.id);
+      secrets.push(input(n), custom(n), json.name, json.entries[1]!.inputData);
+    }
+    const legacy = await call('POST', '/v1.4/email-validations', { auth: user.auth, json: { entries: [{ inputData: input(5), custom: custom(5) }] } });
+    expect(legacy.status, legacy.text).toBe(202);
+    jobs.push(legacy.body.uniqueID);
+    const imported = await call('POST', '/v2.7/email-validations?waitTime=10000', { auth: user.auth, ...fileImport([input(6), input(7)], { name: `${mark}-file` }) });
+    expect(imported.status, imported.text).toBe(200);
+    jobs.push(imported.body.overview.id);
+    secrets.push(input(5), custom(5), input(6), input(7), `${mark}-file`, ...jobs);
+    return { user, jobs, secrets };
+  }
+
+  /** The text of an answer: its status line, headers and body. */
+  const textOf = (answer: Answer): string => `${answer.status}\n${JSON.stringify([...answer.headers])}\n${answer.text}`;
+
+  /** Every answer `caller` gets from the job endpoints: on its own jobs, and on `other`'s (ids it has learnt somehow). */
+  async function session(caller: Party, other: Party): Promise<{ own: string[]; cross: string[] }> {
+    const own: string[] = [];
+    const cross: string[] = [];
+    const auth = caller.user.auth;
+    for (const v of VERSIONS) {
+      for (const query of ['', '?sort=createdOn', '?status=Completed&limit=1', `?owner=${caller.user.id}`, '?createdOn:since=2000-01-01']) {
+        const answer = await call('GET', `/${v}/email-validations${query}`, { auth });
+        expect(answer.status, answer.text).toBe(200);
+        own.push(textOf(answer));
+      }
+      for (const query of [`?owner=${other.user.id}`, '?owner=*']) {
+        const answer = await call('GET', `/${v}/email-validations${query}`, { auth });
+        expectForbidden(answer);
+        cross.push(textOf(answer).replaceAll(other.user.id, ''));
+      }
+    }
+    for (const job of caller.jobs) {
+      for (const endpoint of JOB_ENDPOINTS.filter((e) => e.operation === 'read')) {
+        const answer = await endpoint.send(auth, job);
+        expect(answer.status, endpoint.name).toBe(endpoint.ok);
+        own.push(textOf(answer));
+        // The page an entry's index leads to.
+        const location = answer.headers.get('location');
+        if (answer.status === 303 && location !== null) own.push(textOf(await call('GET', location, { auth })));
+      }
+    }
+    for (const job of other.jobs) {
+      for (const endpoint of JOB_ENDPOINTS) {
+        const answer = await endpoint.send(auth, job);
+        expectNotFound(answer);
+        // The id the caller gave may come back in the detail; nothing else of the job may.
+        cross.push(textOf(answer).replaceAll(job, ''));
+      }
+    }
+    return { own, cross };
+  }
+
+  it('two users, each through every endpoint: only its own inputs, custom values, names and ids, never the other’s', async () => {
+    const ann = await party('annmark');
+    const bob = await party('bobmark');
+    for (const [caller, other] of [
+      [ann, bob],
+      [bob, ann],
+    ] as const) {
+      const { own, cross } = await session(caller, other);
+      for (const text of [...own, ...cross]) {
+        for (const secret of other.secrets) expect(text, `${caller.user.username} saw ${secret}`).not.toContain(secret);
+      }
+      // The scan is of real answers: together, its own answers show everything it submitted.
+      const all = own.join('\n');
+      for (const secret of caller.secrets.filter((s) => s !== caller.user.username)) expect(all).toContain(secret);
+    }
+    // The other's jobs are as they were (the DELETE of a caller without the right to see them did nothing).
+    for (const { user, jobs } of [ann, bob]) {
+      for (const job of jobs) expect((await call('GET', `/v2.7/email-validations/${job}/overview`, { auth: user.auth })).body.status).toBe('Completed');
+    }
+  });
+});
