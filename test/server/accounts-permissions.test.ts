@@ -339,6 +339,37 @@ describe("rules and each job endpoint, on the caller's own jobs", () => {
   }
 });
 
+describe('a submitter that may write but not read its jobs', () => {
+  for (const rules of [['email-validations:write:my'], ['email-validations:write:my', 'email-validations:delete:my'], ['email-validations', '-email-validations:read:my']]) {
+    it(`${JSON.stringify(rules)}: its job is accepted, 202 with Location and the overview, no results; reading it is 403`, async () => {
+      const user = await createUser(rules);
+      const submissions = [
+        ...VERSIONS.flatMap((v) => [
+          () => call('POST', `/${v}/email-validations?waitTime=10000`, { auth: user.auth, json: { entries: [{ inputData: 'hidden@example.com' }] } }),
+          () => call('POST', `/${v}/email-validations?waitTime=10000`, { auth: user.auth, ...fileImport(['hidden@example.com']) }),
+        ]),
+        () => call('POST', '/v1.4/email-validations', { auth: user.auth, json: { entries: [{ inputData: 'hidden@example.com' }] } }),
+      ];
+      const ids: string[] = [];
+      for (const send of submissions) {
+        const answer = await send();
+        expect(answer.status, answer.text).toBe(202);
+        const id: string = answer.body.overview?.id ?? answer.body.uniqueID;
+        expect(answer.headers.get('location')).toMatch(new RegExp(`/v(2\\.[67]|1\\.4)/email-validations/${id}$`));
+        expect(answer.body.entries).toBeUndefined();
+        expect(answer.text).not.toContain('hidden@example.com');
+        ids.push(id);
+      }
+      for (const v of VERSIONS) expect((await call('GET', `/${v}/email-validations?waitTime=0`, { auth: user.auth })).status).toBe(403);
+      for (const id of ids) {
+        expectForbidden(await call('GET', `/v2.7/email-validations/${id}`, { auth: user.auth }));
+        expectForbidden(await call('GET', `/v1.4/email-validations/${id}`, { auth: user.auth }));
+      }
+      expect((await jobIdsOf(user.id)).sort()).toEqual([...ids].sort());
+    });
+  }
+});
+
 describe("a submission's checks, in order: write permission (403), validation (400), retention permission (403)", () => {
   const ENTRY = [{ inputData: 'order@example.com' }];
   const TOO_MANY = Array.from({ length: MAX_ENTRIES + 1 }, (_, i) => ({ inputData: `many${i}@example.com` }));
