@@ -231,7 +231,8 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
     const sort = query['sort'] ?? '-createdOn';
     if (sort !== 'createdOn' && sort !== '-createdOn') throw invalidField('sort', 'must be createdOn or -createdOn');
     // The caller's jobs; with account-wide read, another user's (`owner=<id>`) or every job of the account (`owner=*`).
-    const owner = query['owner'] ?? principal.id;
+    // User ids are UUIDs, read in either case as job ids are (RFC 9562, section 4); stored in lower case.
+    const owner = (query['owner'] ?? principal.id).toLowerCase();
     if (owner !== principal.id) requirePermission(principal, 'email-validations', 'read', 'account');
     const listing = `jobs:${owner}:${sort}`;
     const statuses = readStatusFilter(query, (name) => (JOB_STATUSES as readonly string[]).includes(name), 'job status');

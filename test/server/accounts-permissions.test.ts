@@ -553,7 +553,8 @@ describe('GET /email-validations: the caller’s jobs; owner=<user id> and owner
       // Account-wide read does not widen the default listing.
       expect(idsOf(await call('GET', `/${v}/email-validations?limit=1000`, { auth: reader.auth }))).toEqual(jobs.reader);
     }
-    expect(idsOf(await list(ann.auth, `&owner=${ann.id}`))).toEqual([...jobs.ann].sort());
+    // A user id in upper case is the same id, as a job id is.
+    for (const owner of [ann.id, ann.id.toUpperCase()]) expect(idsOf(await list(ann.auth, `&owner=${owner}`))).toEqual([...jobs.ann].sort());
     // Root's own listing is its own jobs too.
     const rootList = idsOf(await list(ROOT_AUTH));
     expect(rootList).toEqual(expect.arrayContaining(jobs.root));
@@ -572,6 +573,7 @@ describe('GET /email-validations: the caller’s jobs; owner=<user id> and owner
     const admin = await createUser([], 'Administrator');
     for (const auth of [reader.auth, admin.auth, ROOT_AUTH]) {
       expect(idsOf(await list(auth, `&owner=${bob.id}`))).toEqual([...jobs.bob].sort());
+      expect(idsOf(await list(auth, `&owner=${bob.id.toUpperCase()}`))).toEqual([...jobs.bob].sort());
       expect(idsOf(await list(auth, `&owner=${ann.id}`))).toEqual([...jobs.ann].sort());
       const every = idsOf(await list(auth, '&owner=*'));
       expect(every).toEqual(expect.arrayContaining([...jobs.ann, ...jobs.bob, ...jobs.reader, ...jobs.root]));
