@@ -426,12 +426,8 @@ describe("a submission's checks, in order: write permission (403), validation (4
   });
 
   it('a retention needs email-validations:delete:my or email-validations:delete (or an administrator, or root)', async () => {
-    const cases: ReadonlyArray<readonly [string, string]> = [
-      ['email-validations:delete:my', 'own delete'],
-      ['email-validations:delete', 'account-wide delete'],
-      ['email-verifications:delete:own', 'the aliases'],
-    ];
-    for (const [rule] of cases) {
+    // Its own jobs' delete, the account's, and the same through the aliases.
+    for (const rule of ['email-validations:delete:my', 'email-validations:delete', 'email-verifications:delete:own']) {
       const user = await createUser(['email-validations:write:my', 'email-validations:read:my', rule]);
       const id = await submit(user.auth, ['kept@example.com'], { retention: '1:00:00' });
       const overview = await call('GET', `/v2.7/email-validations/${id}/overview`, { auth: user.auth });
@@ -488,6 +484,13 @@ describe("someone else's jobs", () => {
           expect(shape(answer, job), `${JSON.stringify(rules)} ${endpoint.name}`).toEqual(expected);
         }
       }
+    }
+    // HEAD answers as GET does.
+    const plain = await createUser();
+    for (const v of VERSIONS) {
+      const head = await call('HEAD', `/${v}/email-validations/${theirs}`, { auth: plain.auth });
+      expect(head.status).toBe(404);
+      expect(head.text).toBe('');
     }
     // Nothing was deleted.
     expect((await call('GET', `/v2.7/email-validations/${theirs}/overview`, { auth: owner.auth })).status).toBe(200);
@@ -663,6 +666,22 @@ describe('the rule grammar, as rules given at creation', () => {
       expect((await call('GET', '/v2.7/users', { auth: user.auth })).status).toBe(expected.listUsers);
     });
   }
+
+  it("an administrator's rules are ignored: a denial of everything changes nothing", async () => {
+    const admin = await createUser(['-*'], 'Administrator');
+    expect((await call('GET', `/v2.7/users/${admin.id}`)).body.authorization.rules).toEqual(['-*']);
+    const own = await submit(admin.auth, ['admin@example.com'], { retention: '1:00:00' });
+    expect((await call('GET', `/v2.6/email-validations/${otherJob}/entries`, { auth: admin.auth })).status).toBe(200);
+    expect((await call('GET', '/v2.7/email-validations?owner=*', { auth: admin.auth })).status).toBe(200);
+    expect((await call('GET', '/v2.7/users', { auth: admin.auth })).status).toBe(200);
+    expect((await call('DELETE', `/v1.4/email-validations/${await submit(other.auth)}`, { auth: admin.auth })).status).toBe(200);
+    expect((await call('DELETE', `/v2.7/email-validations/${own}`, { auth: admin.auth })).status).toBe(200);
+    // Made Standard, the same rules refuse everything.
+    await patchUser(admin, [{ op: 'replace', path: '/type', value: 'Standard' }]);
+    expectForbidden(await call('POST', '/v2.7/email-validations', { auth: admin.auth, json: TABLE_ENTRY }));
+    expectNotFound(await call('GET', `/v2.7/email-validations/${otherJob}`, { auth: admin.auth }));
+    expectForbidden(await call('GET', '/v2.7/users', { auth: admin.auth }));
+  });
 
   it('a malformed rule, or an unknown resource, operation or scope: 400 naming authorization.rules[i], and no user made', async () => {
     const CASES: ReadonlyArray<readonly [readonly unknown[], number]> = [
