@@ -11,7 +11,7 @@ import type { UserStore } from '../accounts/types.js';
 import type { EntryFilter, JobInterface, JobRecord, JobStatus, NewJob } from '../jobs/types.js';
 import { isStatusCode, type StatusCode } from '../status/catalogue.js';
 import { clientAddress, type Authenticator } from './auth.js';
-import { accessibleJob, principalOf, requirePermission, type Principal } from './access.js';
+import { accessibleJob, permits, principalOf, requirePermission, type Principal } from './access.js';
 import type { Cursors, CursorState } from './cursor.js';
 import { entriesFormat, sendExport } from './export/index.js';
 import { isMultipart, readFileImport, type ResolvedImportOptions } from './import/index.js';
@@ -192,6 +192,13 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
   }
 
   async function snapshot(request: FastifyRequest, reply: FastifyReply, id: string, waitTime: number, submitted: boolean) {
+    if (submitted && !permits(principalOf(request), 'email-validations', 'read', 'my')) {
+      // A submitter that may write but not read its jobs: its job is accepted (never a 403 for a stored job, which a
+      // client would submit again), answered as 1.4 answers it: where it is and its overview, no results, no waiting.
+      const job = (await jobs.get(id))!;
+      reply.header('Location', `${prefixOf(request)}/email-validations/${job.id}`);
+      return reply.code(202).send({ overview: overview(job) });
+    }
     const job = await settled(request, id, waitTime);
     if (job.status === 'InProgress') {
       if (submitted) reply.header('Location', `${prefixOf(request)}/email-validations/${job.id}`);
@@ -224,7 +231,8 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
     const sort = query['sort'] ?? '-createdOn';
     if (sort !== 'createdOn' && sort !== '-createdOn') throw invalidField('sort', 'must be createdOn or -createdOn');
     // The caller's jobs; with account-wide read, another user's (`owner=<id>`) or every job of the account (`owner=*`).
-    const owner = query['owner'] ?? principal.id;
+    // User ids are UUIDs, read in either case as job ids are (RFC 9562, section 4); stored in lower case.
+    const owner = (query['owner'] ?? principal.id).toLowerCase();
     if (owner !== principal.id) requirePermission(principal, 'email-validations', 'read', 'account');
     const listing = `jobs:${owner}:${sort}`;
     const statuses = readStatusFilter(query, (name) => (JOB_STATUSES as readonly string[]).includes(name), 'job status');
