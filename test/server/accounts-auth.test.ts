@@ -57,6 +57,8 @@ interface CallOptions {
   readonly authorization?: string | null;
   readonly json?: unknown;
   readonly patch?: unknown;
+  /** A body sent as given (its Content-Type in `headers`). */
+  readonly raw?: string;
   readonly headers?: Record<string, string>;
   /** HTTPS: the client certificate to present. */
   readonly client?: CertifiedKey;
@@ -73,6 +75,8 @@ async function call(server: Server, method: string, path: string, options: CallO
   } else if (options.patch !== undefined) {
     headers['content-type'] = 'application/json-patch+json';
     body = JSON.stringify(options.patch);
+  } else if (options.raw !== undefined) {
+    body = options.raw;
   }
   if (server.ca !== undefined) return overTls(server, method, path, headers, body, options.client);
   const response = await fetch(`${server.origin}${path}`, { method, headers, ...(body !== undefined && { body }) });
@@ -462,6 +466,36 @@ describe('TOTP', () => {
     // Wrong codes count per token, not against the username: a new sign-in goes on.
     const second = await tokenOf(main, user.username, user.password);
     expect((await verifyTotp(main, second, codeAt(secret, 0))).status).toBe(200);
+  });
+
+  it('the TOTP step is under 2.6 too, reads a JSON body sent as text/plain, and counts wrong codes across versions', async () => {
+    const user = await createUser(main);
+    const secret = await enrolTotp(main, user);
+    const first = async (version: string) => {
+      const answer = await call(main, 'POST', `/${version}/auth/tokens`, { authorization: null, json: { username: user.username, password: user.password } });
+      expect(answer.status).toBe(200);
+      return answer.body.accessToken as string;
+    };
+    // As the official client (npm verifalia 5.0.0, API 2.6) sends it: its own headers replace Content-Type.
+    const plain = (version: string, token: string, body: string, type = 'text/plain;charset=UTF-8') =>
+      call(main, 'POST', `/${version}/auth/totp/verifications`, { authorization: bearer(token), headers: { 'content-type': type }, raw: body });
+    const token = await first('v2.6');
+    expectProblem(await plain('v2.6', token, 'not json'), 400);
+    expectProblem(await plain('v2.6', token, '<passCode/>', 'application/xml'), 415);
+    const verified = await plain('v2.6', token, JSON.stringify({ passCode: codeAt(secret, 0) }));
+    expect(verified.status).toBe(200);
+    expect(decodeJwt(verified.body.accessToken)['verifalia:mfa']).toBeUndefined();
+    expect((await call(main, 'GET', '/v2.6/email-validations', { authorization: bearer(verified.body.accessToken) })).status).toBe(200);
+    // Other routes still refuse text/plain.
+    expectProblem(await call(main, 'POST', '/v2.6/auth/tokens', { authorization: null, headers: { 'content-type': 'text/plain' }, raw: '{}' }), 415);
+    // Wrong codes of one token through both versions: the fifth revokes it.
+    const counted = await first('v2.7');
+    const wrong = wrongCode(secret);
+    for (const version of ['v2.7', 'v2.6', 'v2.7', 'v2.6']) expectProblem(await plain(version, counted, JSON.stringify({ passCode: wrong }), 'application/json'), 403);
+    expectProblem(await plain('v2.6', counted, JSON.stringify({ passCode: wrong })), 403);
+    expectProblem(await verifyTotp(main, counted, codeAt(secret, 1)), 401);
+    // The code accepted through 2.6 is used up through 2.7 too.
+    expectProblem(await verifyTotp(main, await first('v2.7'), codeAt(secret, 0)), 403);
   });
 
   it('isMfaRequired is true only while a TOTP is enrolled, and refuses HTTP Basic while true; DELETE …/totp ends both', async () => {

@@ -39,6 +39,7 @@ const OPERATIONS = [
     `GET ${v}/email-validations/{id}/overview`,
     `GET ${v}/email-validations/{id}/entries`,
     `GET ${v}/email-validations/{id}/entries/{index}`,
+    `POST ${v}/auth/totp/verifications`,
   ]),
   'GET /v2.7/users',
   'POST /v2.7/users',
@@ -48,7 +49,6 @@ const OPERATIONS = [
   'POST /v2.7/users/{id}/authentication/totp',
   'DELETE /v2.7/users/{id}/authentication/totp',
   'POST /v2.7/users/{id}/authentication/totp/confirmations',
-  'POST /v2.7/auth/totp/verifications',
   'POST /v1.4/email-validations',
   'GET /v1.4/email-validations/{id}',
   'DELETE /v1.4/email-validations/{id}',
@@ -489,6 +489,8 @@ describe('a session through a real server: every answer as the document says', (
     const bearer = `Bearer ${jsonOf(first).accessToken}`;
     // The code of the confirmation is used up; the next step's (one step of skew) is good.
     expect((await call('POST', '/v2.7/auth/totp/verifications', { json: { passCode: totp.generate() }, authorization: bearer })).status).toBe(403);
+    // The TOTP step is under 2.6 too (multi-factor sign-in exists since 2.6).
+    expect((await call('POST', '/v2.6/auth/totp/verifications', { json: { passCode: totp.generate() }, authorization: bearer })).status).toBe(403);
     const next = totp.generate({ timestamp: Date.now() + 30_000 });
     expect((await call('POST', '/v2.7/auth/totp/verifications', { json: { passCode: next }, authorization: bearer })).status).toBe(200);
     expect((await call('DELETE', `/v2.7/users/${id}/authentication/totp`)).status).toBe(200);
