@@ -43,6 +43,7 @@ import { ServerMetrics } from './metrics.js';
 import { probeRoutes } from './probes.js';
 import { registerOpenapi } from './schemas/index.js';
 import { pathOf, v2Routes, type ServerContext } from './routes.js';
+import { newSecondFactorState } from './users.js';
 
 export interface ServerOptions {
   /** Where jobs and users are kept: a store of the host's, else an SQLite file in `dataDir`. */
@@ -186,6 +187,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     maxEntriesPerJob: options.maxEntriesPerJob ?? DEFAULT_MAX_ENTRIES_PER_JOB,
     allowPrivateAddresses,
     fileImport: resolveImportOptions(options.fileImport),
+    secondFactor: newSecondFactorState(),
   };
 
   // JSON, and multipart for file import: any other body is 415. A multipart body is left unread here: the route

@@ -18,7 +18,7 @@ import { isMultipart, readFileImport, type ResolvedImportOptions } from './impor
 import { ProblemError, invalidField } from './problems.js';
 import { DEFAULT_PAGE_LIMIT, JOB_STATUSES, MAX_PAGE_LIMIT, overviewOf } from './shapes.js';
 import { V2_OPERATIONS } from './schemas/index.js';
-import { USER_PATHS, userRoutes } from './users.js';
+import { TOTP_STEP_PATHS, totpStepRoute, USER_PATHS, userRoutes, type SecondFactorState } from './users.js';
 import { StreamedBody } from './json-body.js';
 import {
   invalidBody,
@@ -41,6 +41,8 @@ export interface ServerContext {
   readonly maxEntriesPerJob: number;
   readonly allowPrivateAddresses: boolean;
   readonly fileImport: ResolvedImportOptions;
+  /** Shared by the TOTP routes of every interface version. */
+  readonly secondFactor: SecondFactorState;
 }
 
 type Query = Record<string, string | undefined>;
@@ -92,7 +94,9 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
   const { jobs, auth } = context;
   requireCredentials(app, context);
   addMethodNotAllowed(app, PATHS);
-  // The users of the account and the TOTP step of sign-in: 2.7 only.
+  // The TOTP step of sign-in: every 2.x version (multi-factor sign-in exists since 2.6). The users: 2.7 only.
+  addMethodNotAllowed(app, TOTP_STEP_PATHS);
+  await totpStepRoute(app, context);
   if (users) {
     addMethodNotAllowed(app, USER_PATHS);
     await userRoutes(app, context);

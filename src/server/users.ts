@@ -1,7 +1,8 @@
 /**
  * The users of the account (under /v2.7 only): listed, created, read, changed with JSON Patch, deleted; and the TOTP
- * second factor: enrolment and its confirmation (mailverify's own), removal, and the TOTP step of sign-in. The rules
- * of the documents are in src/accounts/users.ts; here they meet HTTP: permissions, entity tags, problem documents.
+ * second factor: enrolment and its confirmation (mailverify's own), removal, and the TOTP step of sign-in (under
+ * every 2.x version: multi-factor sign-in exists since 2.6, and the official clients of 2.6 use it). The rules of the
+ * documents are in src/accounts/users.ts; here they meet HTTP: permissions, entity tags, problem documents.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -37,8 +38,42 @@ export const USER_PATHS: Record<string, readonly string[]> = {
   '/users/:id': ['GET', 'PATCH', 'DELETE'],
   '/users/:id/authentication/totp': ['POST', 'DELETE'],
   '/users/:id/authentication/totp/confirmations': ['POST'],
+};
+
+/** The TOTP step of sign-in, under every 2.x version. */
+export const TOTP_STEP_PATHS: Record<string, readonly string[]> = {
   '/auth/totp/verifications': ['POST'],
 };
+
+/**
+ * What the TOTP routes of one server share across its interface versions: wrong codes per first-factor token, and
+ * changes of a user's TOTP made one after the other (a time step is accepted once, whatever the timing of two requests,
+ * whichever version they come through).
+ */
+export interface SecondFactorState {
+  readonly attempts: FirstFactorAttempts;
+  serially<T>(userId: string, work: () => Promise<T>): Promise<T>;
+}
+
+export function newSecondFactorState(): SecondFactorState {
+  const queues = new Map<string, Promise<unknown>>();
+  return {
+    attempts: new FirstFactorAttempts(),
+    serially: <T>(userId: string, work: () => Promise<T>): Promise<T> => {
+      const previous = queues.get(userId) ?? Promise.resolve();
+      const next = previous.then(work, work);
+      const settled = next.then(
+        () => undefined,
+        () => undefined,
+      );
+      queues.set(userId, settled);
+      void settled.then(() => {
+        if (queues.get(userId) === settled) queues.delete(userId);
+      });
+      return next;
+    },
+  };
+}
 
 /** The caller as the rules of the user documents see it. */
 function callerOf(principal: Principal): Caller {
@@ -67,6 +102,14 @@ async function documentRules<T>(work: () => T | Promise<T>): Promise<T> {
   }
 }
 
+/** Stores a change of `user` made from `read`; 412 when it changed meanwhile. Forgets its remembered credentials. */
+async function saveUser({ users, auth }: ServerContext, read: UserRecord, changed: UserRecord): Promise<UserRecord> {
+  const saved = await documentRules(() => users.updateUser(changed, read.etag));
+  auth.userChanged(read.id);
+  if (!saved) throw new ProblemError(412, 'The user changed while this request was answered: read it again.', '/problems/precondition-failed');
+  return changed;
+}
+
 /** The quoted strong entity tag of a user (RFC 9110, 8.8.3). */
 const entityTag = (user: UserRecord): string => `"${user.etag}"`;
 
@@ -87,22 +130,7 @@ function checkIfMatch(request: FastifyRequest, user: UserRecord): void {
 
 export async function userRoutes(app: FastifyInstance, context: ServerContext): Promise<void> {
   const { users, auth, rootUsername } = context;
-  const attempts = new FirstFactorAttempts();
-  /** Changes of a user made one after the other (a TOTP step is used once, whatever the timing of two requests). */
-  const queues = new Map<string, Promise<unknown>>();
-  const serially = <T>(userId: string, work: () => Promise<T>): Promise<T> => {
-    const previous = queues.get(userId) ?? Promise.resolve();
-    const next = previous.then(work, work);
-    const settled = next.then(
-      () => undefined,
-      () => undefined,
-    );
-    queues.set(userId, settled);
-    void settled.then(() => {
-      if (queues.get(userId) === settled) queues.delete(userId);
-    });
-    return next;
-  };
+  const { serially } = context.secondFactor;
 
   app.addContentTypeParser(JSON_PATCH, { parseAs: 'string' }, (_request, body, done) => {
     try {
@@ -138,13 +166,7 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
     }
   }
 
-  /** Stores a change of `user` made from `read`; 412 when it changed meanwhile. Forgets its remembered credentials. */
-  async function save(read: UserRecord, changed: UserRecord): Promise<UserRecord> {
-    const saved = await documentRules(() => users.updateUser(changed, read.etag));
-    auth.userChanged(read.id);
-    if (!saved) throw new ProblemError(412, 'The user changed while this request was answered: read it again.', '/problems/precondition-failed');
-    return changed;
-  }
+  const save = (read: UserRecord, changed: UserRecord) => saveUser(context, read, changed);
 
   const answerOverview = (reply: FastifyReply, user: UserRecord) => reply.header('ETag', entityTag(user)).send(userOverviewView(user));
 
@@ -297,24 +319,41 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
       return answerOverview(reply, saved);
     });
   });
+}
 
-  app.post('/auth/totp/verifications', { schema: USER_OPERATIONS.verifyTotp }, async (request) => {
-    const factor = await auth.firstFactor(request);
-    if (attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is used up or revoked: sign in again.');
-    const passCode = passCodeOf(request.body);
-    return serially(factor.user.id, async () => {
-      // Checked again in turn: two requests with the same token may have come at once.
-      if (attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is used up or revoked: sign in again.');
-      const user = (await users.getUser(factor.user.id))!;
-      const secret = user.totp?.secret;
-      const step = secret === undefined ? null : acceptTotp(secret, passCode, user.totp?.lastStep, Date.now());
-      if (step === null) {
-        const revoked = attempts.recordWrongCode(factor.tokenId, factor.expiresAt);
-        throw forbidden(revoked ? 'The code is wrong or used already; this token is now revoked: sign in again.' : 'The code is wrong or used already.');
+/** The TOTP step of sign-in: a first-factor token and a code for a full token. */
+export async function totpStepRoute(app: FastifyInstance, context: ServerContext): Promise<void> {
+  const { users, auth, secondFactor } = context;
+  // In a scope of its own: the official client (npm verifalia 5.0.0) sends this request's JSON body as text/plain (the
+  // headers it gives this request replace its default ones, Content-Type included). Here, and only here, text/plain
+  // is read as JSON.
+  await app.register(async (scope) => {
+    scope.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => {
+      try {
+        done(null, JSON.parse(body as string));
+      } catch {
+        done(new ProblemError(400, 'The body is not valid JSON.'), undefined);
       }
-      await save(user, { ...user, totp: { ...user.totp, lastStep: step } });
-      attempts.revoke(factor.tokenId, factor.expiresAt);
-      return { accessToken: await auth.fullToken({ id: user.id, isRoot: false, user }) };
+    });
+    scope.post('/auth/totp/verifications', { schema: USER_OPERATIONS.verifyTotp }, async (request) => {
+      const factor = await auth.firstFactor(request);
+      if (secondFactor.attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is used up or revoked: sign in again.');
+      const passCode = passCodeOf(request.body);
+      return secondFactor.serially(factor.user.id, async () => {
+        // Checked again in turn: two requests with the same token may have come at once.
+        if (secondFactor.attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is used up or revoked: sign in again.');
+        const user = (await users.getUser(factor.user.id))!;
+        const secret = user.totp?.secret;
+        const step = secret === undefined ? null : acceptTotp(secret, passCode, user.totp?.lastStep, Date.now());
+        if (step === null) {
+          const revoked = secondFactor.attempts.recordWrongCode(factor.tokenId, factor.expiresAt);
+          throw forbidden(revoked ? 'The code is wrong or used already; this token is now revoked: sign in again.' : 'The code is wrong or used already.');
+        }
+        await saveUser(context, user, { ...user, totp: { ...user.totp, lastStep: step } });
+        // One full token per first-factor token.
+        secondFactor.attempts.revoke(factor.tokenId, factor.expiresAt);
+        return { accessToken: await auth.fullToken({ id: user.id, isRoot: false, user }) };
+      });
     });
   });
 }
