@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
 import { UsernameTakenError, type UserRecord } from '../../src/accounts/types.js';
+import { defaultStandardDetail } from './default-detail.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailverify-users-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,18 +18,7 @@ function user(id: string, username: string | undefined, overrides: Partial<UserR
     createdOn: '2026-01-01T00:00:00.000Z',
     etag: `${id}-1`,
     passwordVersion: 0,
-    detail: {
-      type: 'Standard',
-      displayName,
-      isActive: true,
-      authentication: { password: { isEnabled: true, isMfaRequired: false, ...(username !== undefined && { username }) }, certificate: { isEnabled: false } },
-      authorization: { rules: ['email-validations:*:my'] },
-      captcha: { isEnabled: false },
-      defaults: {},
-      firewall: { isEnabled: false, rules: [] },
-      throttling: { rules: [] },
-      trustedOrigin: { isEnabled: false, expressions: [] },
-    },
+    detail: defaultStandardDetail(displayName, username),
     ...overrides,
   };
 }

@@ -22,6 +22,7 @@ import {
   type Caller,
   type NewUserContext,
 } from '../../src/accounts/users.js';
+import { defaultStandardDetail } from './default-detail.js';
 
 const ROOT: Caller = { isRoot: true, rules: [] };
 const ADMIN: Caller = { isRoot: false, type: 'Administrator', rules: [], userId: 'admin-1' };
@@ -80,18 +81,7 @@ describe('newUser: defaults', () => {
     expect(record).toMatchObject({ id: context().id, createdOn: context().now, passwordVersion: 0 });
     expect(record).not.toHaveProperty('passwordHash');
     expect(record.etag).toMatch(/^[0-9a-f]{32}$/);
-    expect(record.detail).toEqual({
-      type: 'Standard',
-      displayName: 'Ann',
-      isActive: true,
-      authentication: { password: { isEnabled: true, isMfaRequired: false, username: 'ann' }, certificate: { isEnabled: false } },
-      authorization: { rules: ['email-validations:*:my'] },
-      captcha: { isEnabled: false },
-      defaults: {},
-      firewall: { isEnabled: false, rules: [] },
-      throttling: { rules: [] },
-      trustedOrigin: { isEnabled: false, expressions: [] },
-    });
+    expect(record.detail).toEqual(defaultStandardDetail('Ann', 'ann'));
   });
 
   it('gives an Administrator no rules of its own (they are not consulted)', () => {
@@ -557,18 +547,7 @@ describe('the documents shown', () => {
   });
 
   it('shows the detail in the User detail shape, with defaults {} when empty', () => {
-    expect(userDetailView(storedUser())).toEqual({
-      type: 'Standard',
-      displayName: 'Ann',
-      isActive: true,
-      authentication: { password: { isEnabled: true, isMfaRequired: false, username: 'ann' }, certificate: { isEnabled: false } },
-      authorization: { rules: ['email-validations:*:my'] },
-      captcha: { isEnabled: false },
-      defaults: {},
-      firewall: { isEnabled: false, rules: [] },
-      throttling: { rules: [] },
-      trustedOrigin: { isEnabled: false, expressions: [] },
-    });
+    expect(userDetailView(storedUser())).toEqual(defaultStandardDetail('Ann', 'ann'));
   });
 
   it("shows a BrowserApp's two fixed rules whatever is stored", () => {

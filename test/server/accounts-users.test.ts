@@ -11,6 +11,7 @@ import { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../../src/server/app.js';
 import { ManualClock } from '../jobs/manual-clock.js';
+import { defaultStandardDetail } from '../accounts/default-detail.js';
 
 const ROOT = 'root-of-users';
 const ROOT_PASSWORD = 'root password of the users tests';
@@ -309,18 +310,7 @@ describe('POST /v2.7/users', () => {
 
   it('the defaults of every absent setting, as GET reads them back', async () => {
     const standard = await makeUser('Standard');
-    expect((await getUser(standard.id)).body).toEqual({
-      type: 'Standard',
-      displayName: `User ${standard.username}`,
-      isActive: true,
-      authentication: { password: { isEnabled: true, isMfaRequired: false, username: standard.username }, certificate: { isEnabled: false } },
-      authorization: { rules: ['email-validations:*:my'] },
-      captcha: { isEnabled: false },
-      defaults: {},
-      firewall: { isEnabled: false, rules: [] },
-      throttling: { rules: [] },
-      trustedOrigin: { isEnabled: false, expressions: [] },
-    });
+    expect((await getUser(standard.id)).body).toEqual(defaultStandardDetail(`User ${standard.username}`, standard.username));
     const admin = await makeUser('Administrator');
     expect((await getUser(admin.id)).body).toMatchObject({
       type: 'Administrator',
