@@ -163,7 +163,19 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
     return rest;
   };
 
+  /** Only white space fed so far (after the byte order marks). */
+  let leading = true;
   const feed = (bytes: Buffer): void => {
+    if (leading) {
+      // The tokenizer takes a byte order mark after leading white space as one at the start; JSON.parse (the buffered
+      // parser) refuses it: malformed JSON (RFC 8259, section 2: white space is space, tab, line feed, return).
+      for (const byte of bytes) {
+        if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue;
+        if (byte === BOM[0]) jsonError = true;
+        leading = false;
+        break;
+      }
+    }
     if (bytes.length > 0 && !jsonError) tokenizer.write(bytes);
     throwReaderFailure();
   };

@@ -235,7 +235,8 @@ describe('a JSON submission read as a stream', () => {
             }
           },
         ),
-        { numRuns: 400 },
+        // Found by this property: a byte order mark after leading white space (malformed JSON to JSON.parse).
+        { numRuns: 400, examples: [[' \uFEFF"prototype"', [1]], ['\n\t\uFEFF{"entries":[]}', [3, 1]], [' \uFEFF \uFEFF{}', [2]]] },
       );
     } finally {
       await store.close();
