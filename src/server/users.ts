@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hashPassword } from '../accounts/passwords.js';
 import { acceptTotp, FirstFactorAttempts, newTotpSecret, totpUri } from '../accounts/totp.js';
-import { USER_TYPES, UsernameTakenError, type UserRecord, type UserSort, type UserStore, type UserType } from '../accounts/types.js';
+import { USER_TYPES, UsernameTakenError, type UserRecord, type UserSort, type UserType } from '../accounts/types.js';
 import {
   changedUserRecord,
   newUser,
@@ -27,7 +27,7 @@ import { forbidden, permits, principalOf, requirePermission, type Principal } fr
 import { unauthorized } from './auth.js';
 import { ProblemError, invalidField } from './problems.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './shapes.js';
-import type { ServerContext } from './routes.js';
+import { pathOf, type ServerContext } from './routes.js';
 import { USER_OPERATIONS } from './schemas/index.js';
 
 const JSON_PATCH = 'application/json-patch+json';
@@ -236,7 +236,7 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
       ...(created.password !== undefined && { passwordHash: await hashPassword(created.password) }),
     };
     await documentRules(() => users.createUser(record));
-    return answerOverview(reply.code(200).header('Location', `${prefixOf(request)}/users/${record.id}`), record);
+    return answerOverview(reply.code(200).header('Location', `${usersPrefixOf(request)}/users/${record.id}`), record);
   });
 
   app.get('/users/:id', { schema: USER_OPERATIONS.getUser }, async (request, reply) => {
@@ -364,10 +364,11 @@ function passCodeOf(body: unknown): string {
   return passCode;
 }
 
-/** The path prefix of the interface version the request came through (base path and `/v2.x`). */
-function prefixOf(request: FastifyRequest): string {
-  const path = request.url.split('?')[0]!;
+/**
+ * The path prefix of the interface version the request came through (base path and `/v2.x`), from the request's path
+ * alone (`pathOf`: an absolute-form request target's host is never echoed).
+ */
+function usersPrefixOf(request: FastifyRequest): string {
+  const path = pathOf(request);
   return path.slice(0, path.indexOf('/users'));
 }
-
-export type { UserStore };
