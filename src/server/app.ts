@@ -188,6 +188,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     allowPrivateAddresses,
     fileImport: resolveImportOptions(options.fileImport),
     secondFactor: newSecondFactorState(),
+    admission: [],
   };
 
   // JSON, and multipart for file import: any other body is 415. A multipart body is left unread here: the route

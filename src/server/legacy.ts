@@ -16,7 +16,8 @@ import { entryPages } from '../jobs/pages.js';
 import { VERSION } from '../version.js';
 import { ProblemError, invalidField } from './problems.js';
 import { accessibleJob, principalOf, requirePermission } from './access.js';
-import { addMethodNotAllowed, gone, newJob, pathOf, requireCredentials, storeSubmission, streamedJsonRoutes, type ServerContext } from './routes.js';
+import { admit } from './admission.js';
+import { addMethodNotAllowed, gone, pathOf, requireCredentials, storeSubmission, streamedJsonRoutes, type ServerContext } from './routes.js';
 import { LEGACY_OPERATIONS } from './schemas/index.js';
 import { canonical, invalidBody, readStreamedSubmission } from './submission.js';
 
@@ -51,7 +52,7 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
         if (deduplication != null && canonical(deduplication, ['Off', 'Safe']) === null) {
           throw invalidField('deduplication', 'must be off or safe');
         }
-        return newJob(request, readStreamedSubmission(received, context), context, 'v1.4');
+        return admit(request, context, readStreamedSubmission(received, context), received.count, 'v1.4');
       });
       const location = `${pathOf(request).replace(/\/+$/, '')}/${job.id}`;
       return reply.code(202).header('Location', location).send(snapshotOf(job));

@@ -2,15 +2,14 @@
  * The 2.x interface (registered under /v2.7 and /v2.6): jobs submitted, read page by page, listed and deleted; bearer
  * tokens. Handlers translate between HTTP and the jobs layer; no SQL and no scheduling here.
  */
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isoTime } from '../jobs/clock.js';
 import type { Quality } from '../engine/verifier.js';
 import type { Jobs } from '../jobs/jobs.js';
 import type { UserStore } from '../accounts/types.js';
-import type { EntryFilter, JobInterface, JobRecord, JobStatus, NewJob } from '../jobs/types.js';
+import type { EntryFilter, JobRecord, JobStatus } from '../jobs/types.js';
 import { isStatusCode, type StatusCode } from '../status/catalogue.js';
 import { clientAddress, type Authenticator } from './auth.js';
+import { admit, storeAdmitted, type Admitted, type AdmissionStage } from './admission.js';
 import { accessibleJob, permits, principalOf, requirePermission, type Principal } from './access.js';
 import type { Cursors, CursorState } from './cursor.js';
 import { entriesFormat, sendExport } from './export/index.js';
@@ -43,6 +42,8 @@ export interface ServerContext {
   readonly fileImport: ResolvedImportOptions;
   /** Shared by the TOTP routes of every interface version. */
   readonly secondFactor: SecondFactorState;
+  /** The checks of a valid submission after the user's own limits, in order (src/server/admission.ts). */
+  readonly admission: readonly AdmissionStage[];
 }
 
 type Query = Record<string, string | undefined>;
@@ -117,8 +118,9 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
       const contentType = request.headers['content-type'];
       if (isMultipart(contentType)) {
         const waitTime = readWaitTime(queryOf(request)['waitTime']);
-        const submission = await readFileImport(request.raw, contentType, context, context.fileImport, request.log);
-        const job = await jobs.submit(newJob(request, submission, context, 'v2'), submission.inputs);
+        const { inputs, ...settings } = await readFileImport(request.raw, contentType, context, context.fileImport, request.log);
+        const admitted = await admit(request, context, settings, inputs.length, 'v2');
+        const job = await storeAdmitted(admitted, (newJob) => jobs.submit(newJob, inputs));
         return snapshot(request, reply, job.id, waitTime, true);
       }
       let waitTime = 0;
@@ -126,7 +128,7 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
         // The order of the buffered body's refusals: the body, then the query, then the fields.
         waitTime = readWaitTime(queryOf(request)['waitTime']);
         if (received.body.root !== 'object') throw invalidBody();
-        return newJob(request, readStreamedSubmission(received, context), context, 'v2');
+        return admit(request, context, readStreamedSubmission(received, context), received.count, 'v2');
       });
       return snapshot(request, reply, job.id, waitTime, true);
     });
@@ -325,43 +327,24 @@ export async function streamedJsonRoutes(app: FastifyInstance, routes: (app: Fas
 }
 
 /**
- * A JSON submission stored as it arrives, in a job draft that `accept` turns into the job (throwing a refusal
+ * A JSON submission stored as it arrives, in a job draft that `accept` checks and admits (throwing a refusal
  * otherwise): the job is started and returned, or nothing of it is left.
  */
 export async function storeSubmission(
   request: FastifyRequest,
   context: ServerContext,
   members: readonly string[],
-  accept: (received: StreamedSubmission) => NewJob,
+  accept: (received: StreamedSubmission) => Promise<Admitted>,
 ): Promise<JobRecord> {
   const draft = context.jobs.draft();
   try {
     const body = request.body as StreamedBody | undefined;
     const received = await receiveSubmission(body, request.routeOptions.bodyLimit, members, context, draft);
-    return await draft.commit(accept(received));
+    return await storeAdmitted(await accept(received), (job) => draft.commit(job));
   } catch (error) {
     await draft.discard();
     throw error;
   }
-}
-
-/** The job a submission makes: the caller's, with the server's defaults for what the submission leaves out. */
-export function newJob(request: FastifyRequest, submission: Omit<Submission, 'inputs'>, context: ServerContext, api: JobInterface): NewJob {
-  // A retention given at submission needs the permission to delete (the job ends when its retention does).
-  if (submission.retentionMs !== undefined) requirePermission(principalOf(request), 'email-validations', 'delete', 'my');
-  return {
-    id: randomUUID(),
-    owner: request.user!.id,
-    clientIP: clientAddress(request),
-    ...(submission.name !== undefined && { name: submission.name }),
-    quality: submission.quality ?? context.defaultQuality,
-    deduplication: submission.deduplication ?? 'Off',
-    ...(submission.priority !== undefined && { priority: submission.priority }),
-    ...(submission.retentionMs !== undefined && { retentionMs: submission.retentionMs }),
-    ...(submission.callback !== undefined && { callback: submission.callback }),
-    interface: api,
-    createdOn: isoTime(context.jobs.clock),
-  };
 }
 
 export function gone(job: JobRecord): ProblemError {
