@@ -5,9 +5,9 @@
  * 403 and 409 answers, and the caller stores the records.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { isIPv4, isIPv6 } from 'node:net';
 import jsonPatch from 'fast-json-patch';
 import { formatDuration, parseDuration } from '../jobs/duration.js';
+import { addressValue } from './firewall.js';
 import {
   PermissionRuleError,
   RESOURCE_OPERATIONS,
@@ -679,32 +679,9 @@ function readFirewall(value: unknown): UserDetail['firewall'] {
 function readAddress(value: unknown, family: 'IPv4' | 'IPv6', path: string): { text: string; value: bigint } {
   const text = readString(value, path);
   if (text === undefined) throw new UserFieldError(path, 'is required');
-  const number = family === 'IPv4' ? ipv4Value(text) : ipv6Value(text);
+  const number = addressValue(text, family);
   if (number === null) throw new UserFieldError(path, `must be an ${family} address`);
   return { text, value: number };
-}
-
-function ipv4Value(text: string): bigint | null {
-  if (!isIPv4(text)) return null;
-  return text.split('.').reduce((sum, part) => (sum << 8n) + BigInt(part), 0n);
-}
-
-function ipv6Value(text: string): bigint | null {
-  if (!isIPv6(text) || text.includes('%')) return null;
-  let address = text.toLowerCase();
-  if (address.includes('.')) {
-    // A dotted IPv4 tail (`::ffff:192.0.2.1`) becomes its two hexadecimal groups.
-    const lastColon = address.lastIndexOf(':');
-    const v4 = ipv4Value(address.slice(lastColon + 1));
-    if (v4 === null) return null;
-    address = `${address.slice(0, lastColon + 1)}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
-  }
-  const [head = '', tail] = address.split('::');
-  const groupsOf = (part: string): string[] => (part === '' ? [] : part.split(':'));
-  const left = groupsOf(head);
-  const right = tail === undefined ? [] : groupsOf(tail);
-  const groups = [...left, ...new Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return groups.reduce((sum, group) => (sum << 16n) + BigInt(parseInt(group, 16)), 0n);
 }
 
 function readThrottling(value: unknown): UserDetail['throttling'] {

@@ -321,16 +321,21 @@ function tlsOptions(https: NonNullable<StandaloneOptions['https']>): TlsServerOp
 }
 
 /**
- * CORS for browser clients: any origin (the credentials are the caller's to keep), every method of the interface, the
- * request headers clients send, and the response headers a script needs (the export's file name, a new job's
- * location, the request id).
+ * CORS for browser clients. A preflight is answered for any origin (it carries no credentials): every method of the
+ * interface and, by name, the request headers clients send (`Authorization` is never covered by a wildcard). Answers
+ * name the request's origin in `Access-Control-Allow-Origin` (with `Vary: Origin`: the answer depends on it) and
+ * expose the headers a script reads (a new job's location, a user's entity tag, `Retry-After`, the export's file
+ * name, the request id). Whether the actual request is accepted is the user's to say (its trusted origins, checked
+ * after authentication); its refusal carries no `Access-Control-Allow-Origin` (src/server/protection.ts). No cookies
+ * are read, so `Access-Control-Allow-Credentials` is never sent: credentials go in the `Authorization` header.
  */
 const CORS = {
+  origin: true,
   // A plain OPTIONS (no Origin: not a browser's preflight) is answered like any other, not refused as text.
   strictPreflight: false,
-  methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
-  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'X-Request-Id'],
-  exposedHeaders: ['Content-Disposition', 'Location', 'ETag', 'X-Request-Id', 'Retry-After'],
+  methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
+  allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'If-Match', 'X-Request-Id'],
+  exposedHeaders: ['Location', 'ETag', 'Retry-After', 'Content-Disposition', 'X-Request-Id'],
 };
 
 /**

@@ -17,6 +17,7 @@ import type { VerifierObserver } from '../engine/observer.js';
 import type { JobStatus, JobStore } from '../jobs/types.js';
 import type { Authenticator } from './auth.js';
 import { forbidden } from './access.js';
+import { checkRequestProtection } from './protection.js';
 import { content, problem, serverOperation } from './schemas/index.js';
 
 /** Exchangers named in labels; later ones are "other". */
@@ -112,11 +113,12 @@ export class ServerMetrics {
       {
         200: content('The metrics in the Prometheus text exposition format.', { 'text/plain': { type: 'string' } }),
         401: problem('Missing or wrong credentials.', { 'WWW-Authenticate': { type: 'string' } }),
-        403: problem('The caller is neither root nor an administrator.'),
+        403: problem('The caller is neither root nor an administrator, or its firewall does not admit the client\'s address.'),
       },
     );
     app.get(`${prefix}/metrics`, { schema }, async (request, reply) => {
       const caller = await auth.authenticate(request);
+      checkRequestProtection(request, reply, caller);
       // The server's own figures, across every user: root's and administrators'.
       if (!caller.isRoot && caller.user?.detail.type !== 'Administrator') throw forbidden('The metrics are for root and administrators.');
       const text = await this.registry.metrics();

@@ -10,6 +10,7 @@ import type { EntryFilter, JobRecord, JobStatus } from '../jobs/types.js';
 import { isStatusCode, type StatusCode } from '../status/catalogue.js';
 import { clientAddress, type Authenticator } from './auth.js';
 import { admit, storeAdmitted, type Admitted, type AdmissionStage } from './admission.js';
+import { checkRequestProtection } from './protection.js';
 import { accessibleJob, permits, principalOf, requirePermission, type Principal } from './access.js';
 import type { Cursors, CursorState } from './cursor.js';
 import { entriesFormat, sendExport } from './export/index.js';
@@ -65,13 +66,18 @@ const PATHS: Record<string, readonly string[]> = {
 };
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
-/** Every route of `app` but POST /auth/tokens needs credentials: the request's user, or a 401 problem. */
+/**
+ * Every route of `app` but POST /auth/tokens needs credentials: the request's user, or a 401 problem; then the user's
+ * firewall and trusted origins (403).
+ */
 export function requireCredentials(app: FastifyInstance, { auth }: ServerContext): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const url = request.routeOptions.url;
     // Sign-in itself, and its TOTP step (which reads its first-factor token itself).
     if (url?.endsWith('/auth/tokens') || url?.endsWith('/auth/totp/verifications')) return;
-    request.user = await auth.authenticate(request);
+    const principal = await auth.authenticate(request);
+    checkRequestProtection(request, reply, principal);
+    request.user = principal;
   });
 }
 

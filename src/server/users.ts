@@ -25,6 +25,7 @@ import {
 import { isoTime } from '../jobs/clock.js';
 import { forbidden, permits, principalOf, requirePermission, type Principal } from './access.js';
 import { unauthorized } from './auth.js';
+import { checkRequestProtection } from './protection.js';
 import { ProblemError, invalidField } from './problems.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './shapes.js';
 import { pathOf, type ServerContext } from './routes.js';
@@ -335,8 +336,9 @@ export async function totpStepRoute(app: FastifyInstance, context: ServerContext
         done(new ProblemError(400, 'The body is not valid JSON.'), undefined);
       }
     });
-    scope.post('/auth/totp/verifications', { schema: USER_OPERATIONS.verifyTotp }, async (request) => {
+    scope.post('/auth/totp/verifications', { schema: USER_OPERATIONS.verifyTotp }, async (request, reply) => {
       const factor = await auth.firstFactor(request);
+      checkRequestProtection(request, reply, { id: factor.user.id, isRoot: false, user: factor.user });
       if (secondFactor.attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is used up or revoked: sign in again.');
       const passCode = passCodeOf(request.body);
       return secondFactor.serially(factor.user.id, async () => {

@@ -53,7 +53,10 @@ const RETRY_AFTER = { 'Retry-After': { type: 'string', description: 'Seconds to 
 /** The answers every operation with credentials may give. */
 const GUARDED = {
   401: problem('No credentials, wrong ones, or an expired token.', CHALLENGE),
-  403: problem('The caller\'s permissions do not allow this.'),
+  403: problem(
+    'The caller\'s permissions do not allow this, or its user\'s firewall does not admit the client\'s address, or (a ' +
+      'BrowserApp with trusted origins) the `Origin` is not trusted.',
+  ),
   429: problem('Too many failed sign-ins with this username or from this address: wait for `Retry-After`.', RETRY_AFTER),
   '5xx': FAILED,
 };
@@ -377,7 +380,7 @@ export const USER_OPERATIONS = {
       200: json('The token.', ref('AccessToken')),
       400: problem('`passCode` is missing.'),
       401: problem('No first-factor token, a wrong or revoked one.', CHALLENGE),
-      403: problem('The code is wrong or was used already.'),
+      403: problem('The code is wrong or was used already, or the user\'s firewall does not admit the client\'s address.'),
       ...WITH_BODY,
       '5xx': FAILED,
     },
