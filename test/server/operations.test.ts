@@ -168,14 +168,14 @@ describe('CORS', () => {
       },
     });
     expect(preflight.status).toBe(204);
-    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     const methods = preflight.headers.get('access-control-allow-methods')!.split(',').map((m) => m.trim());
-    expect(methods).toEqual(expect.arrayContaining(['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS']));
+    expect(methods).toEqual(expect.arrayContaining(['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS']));
     const allowed = preflight.headers.get('access-control-allow-headers')!.toLowerCase().split(',').map((h) => h.trim());
-    expect(allowed).toEqual(expect.arrayContaining(['authorization', 'content-type', 'accept', 'x-request-id']));
+    expect(allowed).toEqual(expect.arrayContaining(['authorization', 'content-type', 'accept', 'if-match', 'x-request-id']));
 
     // Every method a route answers (the Allow of a 405 lists them) is allowed by the preflight.
-    for (const path of ['/v2.7/auth/tokens', '/v2.7/email-validations', '/v2.7/email-validations/x', '/v2.7/email-validations/x/entries', '/v1.4/email-validations/x']) {
+    for (const path of ['/v2.7/auth/tokens', '/v2.7/email-validations', '/v2.7/email-validations/x', '/v2.7/email-validations/x/entries', '/v2.7/users/x', '/v1.4/email-validations/x']) {
       const refused = await fetch(`${origin}${path}`, { method: 'PUT', headers: { authorization: BASIC } });
       expect(refused.status).toBe(405);
       for (const method of refused.headers.get('allow')!.split(',').map((m) => m.trim())) expect(methods).toContain(method);
@@ -189,7 +189,8 @@ describe('CORS', () => {
     });
     const exposed = submitted.headers.get('access-control-expose-headers')!.toLowerCase().split(',').map((h) => h.trim());
     expect(exposed).toEqual(expect.arrayContaining(['content-disposition', 'location', 'etag', 'x-request-id', 'retry-after']));
-    expect(submitted.headers.get('access-control-allow-origin')).toBe('*');
+    expect(submitted.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(submitted.headers.get('vary')?.toLowerCase()).toContain('origin');
   });
 });
 
