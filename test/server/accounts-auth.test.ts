@@ -4,7 +4,6 @@
 // second factor (first-factor tokens, codes used once, the fifth wrong code, isMfaRequired, someone else's TOTP), and
 // TLS client certificates (test/lab/tls-ca.ts) with and without an Authorization header.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -13,13 +12,13 @@ import { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type StandaloneOptions } from '../../src/server/app.js';
 import { makeTlsLab, type CertifiedKey, type TlsLab } from '../lab/tls-ca.js';
+import { basic, callerAs, type Answer } from './http-calls.js';
 
 const ROOT = 'root';
 const ROOT_PASSWORD = 'an authentication test root password';
 const SECRET = 'the signing secret of the authentication tests';
 const HOUR_S = 3600;
 
-const basic = (username: string, password: string): string => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 const bearer = (token: string): string => `Bearer ${token}`;
 const ROOT_BASIC = basic(ROOT, ROOT_PASSWORD);
 
@@ -46,66 +45,7 @@ async function startServer(options: Partial<StandaloneOptions> = {}, ca?: string
   return { app, origin, ...(ca !== undefined && { ca }) };
 }
 
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly body: any;
-}
-
-interface CallOptions {
-  /** The Authorization header; root's Basic when absent, none when null. */
-  readonly authorization?: string | null;
-  readonly json?: unknown;
-  readonly patch?: unknown;
-  /** A body sent as given (its Content-Type in `headers`). */
-  readonly raw?: string;
-  readonly headers?: Record<string, string>;
-  /** HTTPS: the client certificate to present. */
-  readonly client?: CertifiedKey;
-}
-
-async function call(server: Server, method: string, path: string, options: CallOptions = {}): Promise<Answer> {
-  const headers: Record<string, string> = { ...options.headers };
-  const authorization = options.authorization === undefined ? ROOT_BASIC : options.authorization;
-  if (authorization !== null) headers['authorization'] = authorization;
-  let body: string | undefined;
-  if (options.json !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(options.json);
-  } else if (options.patch !== undefined) {
-    headers['content-type'] = 'application/json-patch+json';
-    body = JSON.stringify(options.patch);
-  } else if (options.raw !== undefined) {
-    body = options.raw;
-  }
-  if (server.ca !== undefined) return overTls(server, method, path, headers, body, options.client);
-  const response = await fetch(`${server.origin}${path}`, { method, headers, ...(body !== undefined && { body }) });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
-}
-
-/** A request over its own TLS connection, trusting the server's CA, with `client`'s certificate when given. */
-function overTls(server: Server, method: string, path: string, headers: Record<string, string>, body: string | undefined, client?: CertifiedKey): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const sent = httpsRequest(
-      `${server.origin}${path}`,
-      { method, agent: false, ca: server.ca, ...(client !== undefined && { cert: client.cert.pem, key: client.key.pem }), headers },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => {
-          const answerHeaders = new Headers();
-          for (const [name, value] of Object.entries(response.headers)) if (typeof value === 'string') answerHeaders.set(name, value);
-          resolve({ status: response.statusCode!, headers: answerHeaders, body: text === '' ? undefined : JSON.parse(text) });
-        });
-        response.on('error', reject);
-      },
-    );
-    sent.on('error', reject);
-    sent.end(body);
-  });
-}
+const call = callerAs(ROOT_BASIC);
 
 /** A job route: the caller's own jobs (every user type may list them). */
 const JOBS = '/v2.7/email-validations';

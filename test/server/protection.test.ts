@@ -2,26 +2,21 @@
 // a trusted proxy only, over IPv4, IPv6 and IPv4-mapped IPv6 sockets) on every way of signing in but POST /auth/tokens,
 // a BrowserApp's trusted origins, and the CORS headers of preflights, accepted answers and refusals.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type StandaloneOptions } from '../../src/server/app.js';
-import { makeTlsLab, type CertifiedKey, type TlsLab } from '../lab/tls-ca.js';
+import { makeTlsLab, type TlsLab } from '../lab/tls-ca.js';
+import { basic, callerAs, type Answer, type CallOptions, type Endpoint } from './http-calls.js';
 
 const ROOT = 'root';
 const ROOT_PASSWORD = 'a protection test root password';
-const basic = (username: string, password: string): string => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 const ROOT_BASIC = basic(ROOT, ROOT_PASSWORD);
 const JOBS = '/v2.7/email-validations';
 
-interface Server {
-  readonly origin: string;
-  /** HTTPS: the CA of the server's certificate. */
-  readonly ca?: string;
-}
+type Server = Endpoint;
 
 const dirs: string[] = [];
 const apps: FastifyInstance[] = [];
@@ -35,63 +30,14 @@ async function startServer(options: Partial<StandaloneOptions> = {}, host = '127
   return { origin, ...(ca !== undefined && { ca }) };
 }
 
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly body: any;
-}
-
-interface CallOptions {
-  /** The Authorization header; root's Basic when absent, none when null. */
-  readonly auth?: string | null;
-  readonly json?: unknown;
-  readonly patch?: unknown;
+interface Options extends CallOptions {
   /** The X-Forwarded-For header: the client's address as a proxy says it. */
   readonly from?: string;
-  readonly headers?: Record<string, string>;
-  /** HTTPS: the client certificate to present. */
-  readonly client?: CertifiedKey;
 }
 
-async function call(server: Server, method: string, path: string, options: CallOptions = {}): Promise<Answer> {
-  const headers: Record<string, string> = { ...options.headers };
-  const auth = options.auth === undefined ? ROOT_BASIC : options.auth;
-  if (auth !== null) headers['authorization'] = auth;
-  if (options.from !== undefined) headers['x-forwarded-for'] = options.from;
-  let body: string | undefined;
-  if (options.json !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(options.json);
-  } else if (options.patch !== undefined) {
-    headers['content-type'] = 'application/json-patch+json';
-    body = JSON.stringify(options.patch);
-  }
-  if (server.ca !== undefined) return overTls(server, method, path, headers, body, options.client);
-  const response = await fetch(`${server.origin}${path}`, { method, headers, ...(body !== undefined && { body }) });
-  return { status: response.status, headers: response.headers, body: parsed(await response.text()) };
-}
-
-/** A JSON body parsed; any other text (the metrics) as it is. */
-function parsed(text: string): unknown {
-  if (text === '') return undefined;
-  return text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text;
-}
-
-/** A request over its own TLS connection, trusting the server's CA, with `client`'s certificate when given. */
-function overTls(server: Server, method: string, path: string, headers: Record<string, string>, body: string | undefined, client?: CertifiedKey): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const tls = { ca: server.ca, ...(client !== undefined && { cert: client.cert.pem, key: client.key.pem }) };
-    const sent = httpsRequest(`${server.origin}${path}`, { method, agent: false, ...tls, headers }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: new Headers(), body: parsed(text) }));
-      response.on('error', reject);
-    });
-    sent.on('error', reject);
-    sent.end(body);
-  });
-}
+const callAsRoot = callerAs(ROOT_BASIC);
+const call = (server: Endpoint, method: string, path: string, { from, ...options }: Options = {}): Promise<Answer> =>
+  callAsRoot(server, method, path, { ...options, headers: { ...options.headers, ...(from !== undefined && { 'x-forwarded-for': from }) } });
 
 function expectForbidden(answer: Answer): void {
   expect(answer.status, JSON.stringify(answer.body)).toBe(403);
@@ -127,7 +73,7 @@ const rule = (addressFamily: 'IPv4' | 'IPv6', startIP: string, endIP: string) =>
 const firewall = (...rules: ReturnType<typeof rule>[]) => ({ firewall: { isEnabled: true, rules } });
 
 async function tokenOf(server: Server, user: NewUser, from?: string): Promise<string> {
-  const answer = await call(server, 'POST', '/v2.7/auth/tokens', { auth: null, json: { username: user.username, password: user.password }, ...(from !== undefined && { from }) });
+  const answer = await call(server, 'POST', '/v2.7/auth/tokens', { authorization: null, json: { username: user.username, password: user.password }, ...(from !== undefined && { from }) });
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
   return answer.body.accessToken as string;
 }
@@ -147,49 +93,49 @@ afterAll(async () => {
 describe('firewall', () => {
   it('admits a client whose address a rule holds (ends included), refuses every other one with 403', async () => {
     const user = await createUser(proxied, firewall(rule('IPv4', '10.0.0.10', '10.0.0.20'), rule('IPv6', '2001:db8::', '2001:db8::ff')));
-    const from = async (address: string) => (await call(proxied, 'GET', JOBS, { auth: user.basic, from: address })).status;
+    const from = async (address: string) => (await call(proxied, 'GET', JOBS, { authorization: user.basic, from: address })).status;
     expect(await from('10.0.0.10')).toBe(200);
     expect(await from('10.0.0.20')).toBe(200);
     expect(await from('2001:db8::ff')).toBe(200);
     // An IPv4-mapped IPv6 address is the IPv4 address it maps.
     expect(await from('::ffff:10.0.0.15')).toBe(200);
     for (const outside of ['10.0.0.9', '10.0.0.21', '2001:db8::100', '::ffff:10.0.0.21', '127.0.0.1']) expect(await from(outside), outside).toBe(403);
-    const refused = await call(proxied, 'GET', JOBS, { auth: user.basic, from: '198.51.100.7' });
+    const refused = await call(proxied, 'GET', JOBS, { authorization: user.basic, from: '198.51.100.7' });
     expectForbidden(refused);
     expect(refused.body.detail).toContain('198.51.100.7');
     // Without a proxy header the client is the loopback peer, which no rule holds.
-    expectForbidden(await call(proxied, 'GET', JOBS, { auth: user.basic }));
+    expectForbidden(await call(proxied, 'GET', JOBS, { authorization: user.basic }));
   });
 
   it('applies to every route of the user: submission (nothing stored), its own record, 1.4; enabled with no rule refuses all', async () => {
     const user = await createUser(proxied, firewall(rule('IPv4', '10.1.0.0', '10.1.255.255')));
-    const outside = { auth: user.basic, from: '192.0.2.1' };
+    const outside = { authorization: user.basic, from: '192.0.2.1' };
     expectForbidden(await call(proxied, 'POST', JOBS, { ...outside, json: { entries: [{ inputData: 'a@example.com' }] } }));
     expectForbidden(await call(proxied, 'GET', `/v2.7/users/${user.id}`, outside));
     expectForbidden(await call(proxied, 'GET', '/v1.4/email-validations/00000000-0000-4000-8000-000000000000', outside));
     expectForbidden(await call(proxied, 'GET', '/v2.6/email-validations', outside));
     // The refusal comes before the route's own answers (no 404 that would tell a job does not exist).
     expectForbidden(await call(proxied, 'GET', `${JOBS}/00000000-0000-4000-8000-000000000000`, outside));
-    const inside = { auth: user.basic, from: '10.1.2.3' };
+    const inside = { authorization: user.basic, from: '10.1.2.3' };
     expect((await call(proxied, 'GET', JOBS, inside)).body.data).toEqual([]);
     expect((await call(proxied, 'POST', `${JOBS}?waitTime=10000`, { ...inside, json: { entries: [{ inputData: 'a@example.com' }] } })).status).toBe(200);
     expect((await call(proxied, 'GET', JOBS, inside)).body.data).toHaveLength(1);
 
     const closed = await createUser(proxied, { firewall: { isEnabled: true, rules: [] } });
-    for (const address of ['10.1.2.3', '127.0.0.1', '::1']) expectForbidden(await call(proxied, 'GET', JOBS, { auth: closed.basic, from: address }));
+    for (const address of ['10.1.2.3', '127.0.0.1', '::1']) expectForbidden(await call(proxied, 'GET', JOBS, { authorization: closed.basic, from: address }));
     // Disabled, its rules are kept and nothing is refused.
     const disabled = await createUser(proxied, { firewall: { isEnabled: false, rules: [rule('IPv4', '10.1.0.0', '10.1.0.1')] } });
-    expect((await call(proxied, 'GET', JOBS, { auth: disabled.basic, from: '203.0.113.9' })).status).toBe(200);
+    expect((await call(proxied, 'GET', JOBS, { authorization: disabled.basic, from: '203.0.113.9' })).status).toBe(200);
   });
 
   it('a change of the firewall counts from the next request, a remembered Basic credential included; root is exempt', async () => {
     const user = await createUser(proxied);
-    const outside = { auth: user.basic, from: '203.0.113.50' };
+    const outside = { authorization: user.basic, from: '203.0.113.50' };
     expect((await call(proxied, 'GET', JOBS, outside)).status).toBe(200);
     const enabling = await call(proxied, 'PATCH', `/v2.7/users/${user.id}`, { patch: [{ op: 'replace', path: '/firewall', value: firewall(rule('IPv4', '10.2.0.0', '10.2.0.0')).firewall }] });
     expect(enabling.status, JSON.stringify(enabling.body)).toBe(200);
     expectForbidden(await call(proxied, 'GET', JOBS, outside));
-    expect((await call(proxied, 'GET', JOBS, { auth: user.basic, from: '10.2.0.0' })).status).toBe(200);
+    expect((await call(proxied, 'GET', JOBS, { authorization: user.basic, from: '10.2.0.0' })).status).toBe(200);
     expect((await call(proxied, 'PATCH', `/v2.7/users/${user.id}`, { patch: [{ op: 'replace', path: '/firewall/isEnabled', value: false }] })).status).toBe(200);
     expect((await call(proxied, 'GET', JOBS, outside)).status).toBe(200);
     // Root has no firewall: it answers from anywhere.
@@ -201,10 +147,10 @@ describe('firewall', () => {
     const user = await createUser(proxied, firewall(rule('IPv4', '10.3.0.0', '10.3.0.255')));
     const outside = '198.51.100.20';
     const token = await tokenOf(proxied, user, outside);
-    const wrong = await call(proxied, 'POST', '/v2.7/auth/tokens', { auth: null, from: outside, json: { username: user.username, password: 'not the password' } });
+    const wrong = await call(proxied, 'POST', '/v2.7/auth/tokens', { authorization: null, from: outside, json: { username: user.username, password: 'not the password' } });
     expect(wrong.status).toBe(401);
-    expectForbidden(await call(proxied, 'GET', JOBS, { auth: `Bearer ${token}`, from: outside }));
-    expect((await call(proxied, 'GET', JOBS, { auth: `Bearer ${token}`, from: '10.3.0.1' })).status).toBe(200);
+    expectForbidden(await call(proxied, 'GET', JOBS, { authorization: `Bearer ${token}`, from: outside }));
+    expect((await call(proxied, 'GET', JOBS, { authorization: `Bearer ${token}`, from: '10.3.0.1' })).status).toBe(200);
   });
 
   it('the TOTP step with a first-factor token is refused from outside, and that refusal costs no attempt', async () => {
@@ -214,19 +160,19 @@ describe('firewall', () => {
     const confirmed = await call(proxied, 'POST', `/v2.7/users/${user.id}/authentication/totp/confirmations`, { json: { passCode: totp.generate({ timestamp: Date.now() - 30_000 }) } });
     expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
     const firstFactor = await tokenOf(proxied, user, '192.0.2.99');
-    const step = (from: string, passCode: string) => call(proxied, 'POST', '/v2.7/auth/totp/verifications', { auth: `Bearer ${firstFactor}`, from, json: { passCode } });
+    const step = (from: string, passCode: string) => call(proxied, 'POST', '/v2.7/auth/totp/verifications', { authorization: `Bearer ${firstFactor}`, from, json: { passCode } });
     // Five tries from outside, each refused by the firewall before the code is looked at: none counts as a wrong code.
     for (let i = 0; i < 5; i++) expectForbidden(await step('192.0.2.99', '000000'));
     const full = await step('10.4.0.9', totp.generate());
     expect(full.status, JSON.stringify(full.body)).toBe(200);
-    expectForbidden(await call(proxied, 'GET', JOBS, { auth: `Bearer ${full.body.accessToken}`, from: '192.0.2.99' }));
-    expect((await call(proxied, 'GET', JOBS, { auth: `Bearer ${full.body.accessToken}`, from: '10.4.0.9' })).status).toBe(200);
+    expectForbidden(await call(proxied, 'GET', JOBS, { authorization: `Bearer ${full.body.accessToken}`, from: '192.0.2.99' }));
+    expect((await call(proxied, 'GET', JOBS, { authorization: `Bearer ${full.body.accessToken}`, from: '10.4.0.9' })).status).toBe(200);
   });
 
   it('an administrator\'s firewall guards the metrics too', async () => {
     const admin = await createUser(proxied, { type: 'Administrator', ...firewall(rule('IPv4', '10.5.0.1', '10.5.0.1')) });
-    expect((await call(proxied, 'GET', '/metrics', { auth: admin.basic, from: '10.5.0.1' })).status).toBe(200);
-    expectForbidden(await call(proxied, 'GET', '/metrics', { auth: admin.basic, from: '10.5.0.2' }));
+    expect((await call(proxied, 'GET', '/metrics', { authorization: admin.basic, from: '10.5.0.1' })).status).toBe(200);
+    expectForbidden(await call(proxied, 'GET', '/metrics', { authorization: admin.basic, from: '10.5.0.2' }));
   });
 
   it('rules are checked when stored, by POST and by PATCH: an address of the other family, or a start above its end, is 400', async () => {
@@ -253,29 +199,29 @@ describe('firewall: the client address', () => {
   it('X-Forwarded-For from a peer that is not a trusted proxy is ignored: the peer is the client', async () => {
     const untrusting = await startServer({ trustProxy: '192.0.2.1' });
     const user = await createUser(untrusting, firewall(rule('IPv4', '203.0.113.0', '203.0.113.255')));
-    expectForbidden(await call(untrusting, 'GET', JOBS, { auth: user.basic, from: '203.0.113.5' }));
+    expectForbidden(await call(untrusting, 'GET', JOBS, { authorization: user.basic, from: '203.0.113.5' }));
     const loopback = await createUser(untrusting, firewall(rule('IPv4', '127.0.0.1', '127.0.0.1')));
-    expect((await call(untrusting, 'GET', JOBS, { auth: loopback.basic, from: '203.0.113.5' })).status).toBe(200);
+    expect((await call(untrusting, 'GET', JOBS, { authorization: loopback.basic, from: '203.0.113.5' })).status).toBe(200);
   });
 
   it('over IPv6 (::1) the client is an IPv6 address: an IPv6 rule holds it, an IPv4 one does not', async () => {
     const v6 = await startServer({}, '::1');
     expect(v6.origin).toMatch(/^http:\/\/\[::1\]:\d+$/);
     const inRange = await createUser(v6, firewall(rule('IPv6', '::1', '::1')));
-    expect((await call(v6, 'GET', JOBS, { auth: inRange.basic })).status).toBe(200);
+    expect((await call(v6, 'GET', JOBS, { authorization: inRange.basic })).status).toBe(200);
     const v4Only = await createUser(v6, firewall(rule('IPv4', '0.0.0.0', '255.255.255.255')));
-    expectForbidden(await call(v6, 'GET', JOBS, { auth: v4Only.basic }));
+    expectForbidden(await call(v6, 'GET', JOBS, { authorization: v4Only.basic }));
   });
 
   it('on an IPv6 socket, an IPv4 client (::ffff:127.0.0.1) is held by an IPv4 rule', async () => {
     const mapped = await startServer({}, '::ffff:127.0.0.1');
     const user = await createUser(mapped, firewall(rule('IPv4', '127.0.0.1', '127.0.0.1')));
-    expect((await call(mapped, 'GET', JOBS, { auth: user.basic })).status).toBe(200);
+    expect((await call(mapped, 'GET', JOBS, { authorization: user.basic })).status).toBe(200);
     // The job's clientIP is written the same way.
-    const job = await call(mapped, 'POST', `${JOBS}?waitTime=10000`, { auth: user.basic, json: { entries: [{ inputData: 'm@example.com' }] } });
+    const job = await call(mapped, 'POST', `${JOBS}?waitTime=10000`, { authorization: user.basic, json: { entries: [{ inputData: 'm@example.com' }] } });
     expect(job.body.overview.clientIP).toBe('127.0.0.1');
     const v6Only = await createUser(mapped, firewall(rule('IPv6', '::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff')));
-    expectForbidden(await call(mapped, 'GET', JOBS, { auth: v6Only.basic }));
+    expectForbidden(await call(mapped, 'GET', JOBS, { authorization: v6Only.basic }));
   });
 
   describe('a client certificate', () => {
@@ -289,10 +235,10 @@ describe('firewall: the client address', () => {
       const created = await call(tls, 'POST', '/v2.7/users', { json: { type: 'Standard', displayName: 'Walled', ...certificate, ...firewall(rule('IPv4', '10.9.0.0', '10.9.0.0')) } });
       expect(created.status, JSON.stringify(created.body)).toBe(200);
       const client = lab.clientCertificate('cert-walled');
-      expectForbidden(await call(tls, 'GET', JOBS, { auth: null, client }));
+      expectForbidden(await call(tls, 'GET', JOBS, { authorization: null, client }));
       const opened = await call(tls, 'PATCH', `/v2.7/users/${created.body.id}`, { patch: [{ op: 'add', path: '/firewall/rules/-', value: rule('IPv4', '127.0.0.1', '127.0.0.1') }] });
       expect(opened.status, JSON.stringify(opened.body)).toBe(200);
-      expect((await call(tls, 'GET', JOBS, { auth: null, client })).status).toBe(200);
+      expect((await call(tls, 'GET', JOBS, { authorization: null, client })).status).toBe(200);
     });
   });
 });
@@ -301,7 +247,7 @@ describe('trusted origins and CORS', () => {
   const SHOP = 'https://shop.example.com';
   const trusted = { trustedOrigin: { isEnabled: true, expressions: [SHOP, 'http://localhost:30??', 'https://*.apps.example.net:8443'] } };
   const submit = (user: NewUser, origin: string | undefined) =>
-    call(proxied, 'POST', JOBS, { auth: user.basic, json: { entries: [{ inputData: 'o@example.com' }] }, ...(origin !== undefined && { headers: { origin } }) });
+    call(proxied, 'POST', JOBS, { authorization: user.basic, json: { entries: [{ inputData: 'o@example.com' }] }, ...(origin !== undefined && { headers: { origin } }) });
 
   it('a BrowserApp answers an Origin one of its expressions matches, with the CORS grant of that origin', async () => {
     const app = await createUser(proxied, { type: 'BrowserApp', ...trusted });
@@ -324,9 +270,9 @@ describe('trusted origins and CORS', () => {
       expectForbidden(answer);
       expect(answer.headers.get('access-control-allow-origin'), String(origin)).toBeNull();
     }
-    expect((await call(proxied, 'GET', JOBS, { auth: app.basic })).status).toBe(403);
+    expect((await call(proxied, 'GET', JOBS, { authorization: app.basic })).status).toBe(403);
     // Nothing was stored by the refusals.
-    expect((await call(proxied, 'GET', JOBS, { auth: app.basic, headers: { origin: SHOP } })).body.data).toEqual([]);
+    expect((await call(proxied, 'GET', JOBS, { authorization: app.basic, headers: { origin: SHOP } })).body.data).toEqual([]);
   });
 
   it('disabled, every origin is answered (its own in Access-Control-Allow-Origin), and none is needed', async () => {
@@ -336,14 +282,14 @@ describe('trusted origins and CORS', () => {
     expect(answer.headers.get('access-control-allow-origin')).toBe('https://anywhere.example');
     expect([200, 202]).toContain((await submit(app, undefined)).status);
     // A request without Origin is no cross-origin one: no grant.
-    expect((await call(proxied, 'GET', JOBS, { auth: app.basic })).headers.get('access-control-allow-origin')).toBeNull();
+    expect((await call(proxied, 'GET', JOBS, { authorization: app.basic })).headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('a trusted origin does not open the firewall: both are checked', async () => {
     const app = await createUser(proxied, { type: 'BrowserApp', ...trusted, ...firewall(rule('IPv4', '10.6.0.0', '10.6.0.255')) });
-    expectForbidden(await call(proxied, 'GET', JOBS, { auth: app.basic, headers: { origin: SHOP }, from: '10.7.0.1' }));
-    expect((await call(proxied, 'GET', JOBS, { auth: app.basic, headers: { origin: SHOP }, from: '10.6.0.1' })).status).toBe(200);
-    expectForbidden(await call(proxied, 'GET', JOBS, { auth: app.basic, headers: { origin: 'https://evil.example' }, from: '10.6.0.1' }));
+    expectForbidden(await call(proxied, 'GET', JOBS, { authorization: app.basic, headers: { origin: SHOP }, from: '10.7.0.1' }));
+    expect((await call(proxied, 'GET', JOBS, { authorization: app.basic, headers: { origin: SHOP }, from: '10.6.0.1' })).status).toBe(200);
+    expectForbidden(await call(proxied, 'GET', JOBS, { authorization: app.basic, headers: { origin: 'https://evil.example' }, from: '10.6.0.1' }));
   });
 
   it('a preflight is answered for any origin, without credentials: every method of the interface and the headers by name', async () => {
@@ -364,7 +310,7 @@ describe('trusted origins and CORS', () => {
   });
 
   it('a 401 keeps its CORS grant: the page can read why its key was refused', async () => {
-    const answer = await call(proxied, 'GET', JOBS, { auth: basic('no-such-key', ''), headers: { origin: SHOP } });
+    const answer = await call(proxied, 'GET', JOBS, { authorization: basic('no-such-key', ''), headers: { origin: SHOP } });
     expect(answer.status).toBe(401);
     expect(answer.headers.get('access-control-allow-origin')).toBe(SHOP);
   });

@@ -1,0 +1,83 @@
+// Requests of the account tests to a real listening server: fetch over HTTP, node:https over TLS (with a client
+// certificate when given), credentials defaulting to the root's, the answer's JSON parsed.
+import { request as httpsRequest } from 'node:https';
+import type { CertifiedKey } from '../lab/tls-ca.js';
+
+export const basic = (username: string, password: string): string => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+
+export interface Endpoint {
+  readonly origin: string;
+  /** HTTPS: the CA of the server's certificate. */
+  readonly ca?: string;
+}
+
+export interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: any;
+}
+
+export interface CallOptions {
+  /** The Authorization header; root's when absent, none when null. */
+  readonly authorization?: string | null;
+  readonly json?: unknown;
+  readonly patch?: unknown;
+  /** A body sent as given (its Content-Type in `headers`). */
+  readonly raw?: string;
+  readonly headers?: Record<string, string>;
+  /** HTTPS: the client certificate to present. */
+  readonly client?: CertifiedKey;
+}
+
+export type Call = (server: Endpoint, method: string, path: string, options?: CallOptions) => Promise<Answer>;
+
+/** `call` with `rootAuthorization` as the Authorization header of requests that do not name one. */
+export function callerAs(rootAuthorization: string): Call {
+  return async (server, method, path, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    const authorization = options.authorization === undefined ? rootAuthorization : options.authorization;
+    if (authorization !== null) headers['authorization'] = authorization;
+    let body: string | undefined;
+    if (options.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.json);
+    } else if (options.patch !== undefined) {
+      headers['content-type'] = 'application/json-patch+json';
+      body = JSON.stringify(options.patch);
+    } else if (options.raw !== undefined) {
+      body = options.raw;
+    }
+    if (server.ca !== undefined) return overTls(server, method, path, headers, body, options.client);
+    const response = await fetch(`${server.origin}${path}`, { method, headers, ...(body !== undefined && { body }) });
+    return { status: response.status, headers: response.headers, body: parsed(await response.text()) };
+  };
+}
+
+/** A JSON body parsed; any other text (the metrics' exposition) as it is. */
+function parsed(text: string): unknown {
+  if (text === '') return undefined;
+  return text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text;
+}
+
+/** A request over its own TLS connection, trusting the server's CA, with `client`'s certificate when given. */
+function overTls(server: Endpoint, method: string, path: string, headers: Record<string, string>, body: string | undefined, client?: CertifiedKey): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const sent = httpsRequest(
+      `${server.origin}${path}`,
+      { method, agent: false, ca: server.ca, ...(client !== undefined && { cert: client.cert.pem, key: client.key.pem }), headers },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => {
+          const answerHeaders = new Headers();
+          for (const [name, value] of Object.entries(response.headers)) if (typeof value === 'string') answerHeaders.set(name, value);
+          resolve({ status: response.statusCode!, headers: answerHeaders, body: parsed(text) });
+        });
+        response.on('error', reject);
+      },
+    );
+    sent.on('error', reject);
+    sent.end(body);
+  });
+}
