@@ -202,19 +202,24 @@ export class CaptchaVerifier {
     const name = CAPTCHA_PROVIDERS[provider];
     let status: number;
     let text: string | null;
+    // The whole exchange, answer body included, within the timeout; the timer cleared as soon as it is over.
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.timeoutMs);
     try {
       const response = await fetch(this.urls[provider], {
         method: 'POST',
         body: form,
         headers: { accept: 'application/json' },
         redirect: 'error',
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: abort.signal,
       });
       status = response.status;
       text = status >= 500 ? (await response.body?.cancel(), '') : await limitedText(response, MAX_ANSWER_BYTES);
-    } catch (error) {
-      const reason = (error as Error).name === 'TimeoutError' ? `did not answer within ${this.timeoutMs} ms` : 'could not be reached';
+    } catch {
+      const reason = abort.signal.aborted ? `did not answer within ${this.timeoutMs} ms` : 'could not be reached';
       throw new CaptchaUnavailable(provider, `${name} ${reason}.`);
+    } finally {
+      clearTimeout(timer);
     }
     if (status >= 500) throw new CaptchaUnavailable(provider, `${name} answered ${status}.`);
     if (text === null) throw new CaptchaUnavailable(provider, `${name} answered more than a siteverify answer holds.`);

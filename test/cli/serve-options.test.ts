@@ -135,6 +135,38 @@ describe('serve options: precedence', () => {
   });
 });
 
+describe('serve options: CAPTCHA siteverify URLs', () => {
+  it('default to the providers\' public endpoints; a flag, variable or key sets one, loopback included', () => {
+    expect(settings([]).server.captcha).toEqual({
+      siteverifyUrls: {
+        turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+        reCaptchaV2: 'https://www.google.com/recaptcha/api/siteverify',
+        reCaptchaV3: 'https://www.google.com/recaptcha/api/siteverify',
+        hCaptcha: 'https://api.hcaptcha.com/siteverify',
+      },
+    });
+    const given = settings(
+      ['--turnstile-siteverify-url', 'http://127.0.0.1:9000/t', '--recaptcha-v2-siteverify-url', 'http://[::1]:9000/r2'],
+      { MAILVERIFY_RECAPTCHA_V3_SITEVERIFY_URL: 'https://captcha.internal/r3' },
+      { hcaptchaSiteverifyUrl: 'http://localhost:9000/h' },
+    );
+    expect(given.server.captcha!.siteverifyUrls).toEqual({
+      turnstile: 'http://127.0.0.1:9000/t',
+      reCaptchaV2: 'http://[::1]:9000/r2',
+      reCaptchaV3: 'https://captcha.internal/r3',
+      hCaptcha: 'http://localhost:9000/h',
+    });
+  });
+
+  it('a URL that is not absolute http(s) is a usage error', () => {
+    expect(failure(() => settings(['--hcaptcha-siteverify-url', 'api.hcaptcha.com/siteverify']))).toBe(
+      '--hcaptcha-siteverify-url must be an absolute http or https URL, got api.hcaptcha.com/siteverify',
+    );
+    expect(failure(() => settings([], { MAILVERIFY_TURNSTILE_SITEVERIFY_URL: 'ftp://example.com/x' }))).toMatch(/^MAILVERIFY_TURNSTILE_SITEVERIFY_URL must be an absolute http or https URL/);
+    expect(failure(() => settings([], {}, { recaptchaV2SiteverifyUrl: 42 }))).toMatch(/: recaptchaV2SiteverifyUrl must be an absolute http or https URL, got 42$/);
+  });
+});
+
 describe('serve options: errors name where the value came from', () => {
   it('a bad value names the flag, the variable or the key', () => {
     expect(failure(() => settings(['--port', '70000']))).toBe('--port must be a TCP port number from 0 to 65535, got 70000');
