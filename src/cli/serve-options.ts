@@ -12,6 +12,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
+import { DEFAULT_SITEVERIFY_URLS, isHttpUrl } from '../accounts/captcha.js';
 import { parseServers } from '../dns/stub-resolver.js';
 import { QUALITIES } from '../engine/quality.js';
 import { DEFAULT_CALLBACK_TIMEOUT_MS } from '../jobs/callbacks.js';
@@ -195,6 +196,14 @@ function itemOf<T>(item: Kind<T>, part: unknown, read: () => T): T {
   }
 }
 
+/** An absolute http or https URL. */
+const httpUrl: Kind<string> = {
+  ...text,
+  expected: 'an absolute http or https URL',
+  fromText: (value) => (isHttpUrl(value) ? value : fail()),
+  fromJson: (value) => (typeof value === 'string' ? httpUrl.fromText(value) : fail()),
+};
+
 /** A DNS server, `ip` or `ip:port` (`[ipv6]:port`), as the resolver reads it. */
 const dnsServer: Kind<string> = {
   ...text,
@@ -328,6 +337,10 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { env: 'MAILVERIFY_TOKEN_SECRET', kind: text, secret: true, defaultText: 'generated once, kept in the data folder', description: 'the secret that signs bearer tokens and cursors', section: 'Access', target: 'server.tokenSecret' },
   { flag: 'token-secret-file', placeholder: 'FILE', env: 'MAILVERIFY_TOKEN_SECRET_FILE', key: 'tokenSecretFile', kind: fileContent, secret: true, description: 'a file holding that secret', section: 'Access', target: 'server.tokenSecret' },
   { flag: 'token-lifetime', placeholder: 'DURATION', env: 'MAILVERIFY_TOKEN_LIFETIME', key: 'tokenLifetime', kind: duration(1000, MAX_RETENTION_MS), default: DEFAULT_TOKEN_LIFETIME_MS, description: 'how long a bearer token is valid', section: 'Access', target: 'server.tokenLifetimeMs' },
+  { flag: 'turnstile-siteverify-url', placeholder: 'URL', env: 'MAILVERIFY_TURNSTILE_SITEVERIFY_URL', key: 'turnstileSiteverifyUrl', kind: httpUrl, default: DEFAULT_SITEVERIFY_URLS.turnstile, description: "where Cloudflare Turnstile tokens of users' submissions are checked (loopback and private addresses allowed: this is your configuration)", section: 'Access', target: 'server.captcha.siteverifyUrls.turnstile' },
+  { flag: 'recaptcha-v2-siteverify-url', placeholder: 'URL', env: 'MAILVERIFY_RECAPTCHA_V2_SITEVERIFY_URL', key: 'recaptchaV2SiteverifyUrl', kind: httpUrl, default: DEFAULT_SITEVERIFY_URLS.reCaptchaV2, description: 'where reCAPTCHA v2 tokens are checked', section: 'Access', target: 'server.captcha.siteverifyUrls.reCaptchaV2' },
+  { flag: 'recaptcha-v3-siteverify-url', placeholder: 'URL', env: 'MAILVERIFY_RECAPTCHA_V3_SITEVERIFY_URL', key: 'recaptchaV3SiteverifyUrl', kind: httpUrl, default: DEFAULT_SITEVERIFY_URLS.reCaptchaV3, description: 'where reCAPTCHA v3 tokens are checked', section: 'Access', target: 'server.captcha.siteverifyUrls.reCaptchaV3' },
+  { flag: 'hcaptcha-siteverify-url', placeholder: 'URL', env: 'MAILVERIFY_HCAPTCHA_SITEVERIFY_URL', key: 'hcaptchaSiteverifyUrl', kind: httpUrl, default: DEFAULT_SITEVERIFY_URLS.hCaptcha, description: 'where hCaptcha tokens are checked', section: 'Access', target: 'server.captcha.siteverifyUrls.hCaptcha' },
 
   { flag: 'data-dir', placeholder: 'DIR', env: 'MAILVERIFY_DATA_DIR', key: 'dataDir', kind: path, default: DEFAULT_DATA_DIR, description: 'the folder of the database, made if missing', section: 'Jobs', target: 'server.dataDir' },
   { flag: 'retention', placeholder: 'DURATION', env: 'MAILVERIFY_RETENTION', key: 'retention', kind: duration(MIN_RETENTION_MS, MAX_RETENTION_MS), default: DEFAULT_RETENTION_MS, description: 'how long a job that sets no retention is kept after it completes', section: 'Jobs', target: 'server.defaultRetentionMs' },

@@ -17,13 +17,15 @@ import { createDefaultResolver } from '../dns/resolver.js';
 import { MisconfigurationMonitor } from '../engine/misconfiguration.js';
 import { combineObservers } from '../engine/observer.js';
 import { CallbackWorker, DEFAULT_CALLBACK_TIMEOUT_MS } from '../jobs/callbacks.js';
-import type { Clock } from '../jobs/clock.js';
+import { realClock, type Clock } from '../jobs/clock.js';
 import { Jobs } from '../jobs/jobs.js';
 import { RetentionPurger } from '../jobs/retention.js';
 import { JobGoneError } from '../jobs/pages.js';
 import { openSqliteStore } from '../jobs/sqlite-store.js';
 import { StorageFullError, type JobStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
+import { CaptchaVerifier, type CaptchaOptions } from '../accounts/captcha.js';
+import { captchaStage } from './admission.js';
 import type { UserStore } from '../accounts/types.js';
 import { Cursors } from './cursor.js';
 import {
@@ -80,6 +82,11 @@ export interface ServerOptions {
   readonly clock?: Clock;
   /** Prometheus metrics at GET /metrics, behind the root credentials (default false: no such route). */
   readonly metrics?: boolean;
+  /**
+   * The CAPTCHA providers' siteverify endpoints (default: their public ones), how long they have to answer (default
+   * 5,000 ms), and how many accepted tokens are remembered.
+   */
+  readonly captcha?: CaptchaOptions;
 }
 
 export interface StandaloneOptions extends ServerOptions {
@@ -188,7 +195,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     allowPrivateAddresses,
     fileImport: resolveImportOptions(options.fileImport),
     secondFactor: newSecondFactorState(),
-    admission: [],
+    admission: [captchaStage(new CaptchaVerifier(options.captcha, () => (options.clock ?? realClock).now()))],
   };
 
   // JSON, and multipart for file import: any other body is 415. A multipart body is left unread here: the route

@@ -45,8 +45,9 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
   await streamedJsonRoutes(app, (routes) => {
     routes.post('/email-validations', { schema: LEGACY_OPERATIONS.submitJob }, async (request, reply) => {
       requirePermission(principalOf(request), 'email-validations', 'write', 'my');
-      // 1.4 knows Off and Safe only; the other 2.x fields do not exist in it and are ignored.
-      const job = await storeSubmission(request, context, ['quality', 'priority', 'deduplication'], (received) => {
+      // 1.4 knows Off and Safe only; the other 2.x fields do not exist in it and are ignored, but for `captcha`: a user
+      // who submits with a CAPTCHA does so on every interface.
+      const job = await storeSubmission(request, context, ['quality', 'priority', 'deduplication', 'captcha'], (received) => {
         if (received.body.root !== 'object') throw invalidBody();
         const { deduplication } = received.body.members;
         if (deduplication != null && canonical(deduplication, ['Off', 'Safe']) === null) {

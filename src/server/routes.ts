@@ -315,7 +315,7 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
 }
 
 /** The members of a JSON submission besides `entries` that the 2.x interface reads. */
-const JOB_SETTINGS = ['quality', 'deduplication', 'priority', 'name', 'retention', 'callback'];
+const JOB_SETTINGS = ['quality', 'deduplication', 'priority', 'name', 'retention', 'callback', 'captcha'];
 
 /**
  * Routes whose JSON body the handler reads as a stream: `request.body` is a StreamedBody (undefined without a body).

@@ -30,6 +30,11 @@ export interface Submission {
   readonly name?: string;
   readonly retentionMs?: number;
   readonly callback?: CallbackSettings;
+  /**
+   * The `captcha` member as given: checked by the CAPTCHA admission stage for a user who submits with one, ignored
+   * (never read) for the others.
+   */
+  readonly captcha?: unknown;
 }
 
 export interface SubmissionLimits {
@@ -197,8 +202,8 @@ export function readStreamedSubmission(submission: StreamedSubmission, limits: S
 }
 
 /**
- * The settings of a job besides its entries (quality, deduplication, priority, name, retention, callback), from a
- * JSON object: the JSON body, or the `settings` part of a file import.
+ * The settings of a job besides its entries (quality, deduplication, priority, name, retention, callback, and the
+ * `captcha` member kept as given), from a JSON object: the JSON body, or the `settings` part of a file import.
  */
 export function readJobSettings(body: Record<string, unknown>, limits: SubmissionLimits): Omit<Submission, 'inputs'> {
   const submission: { -readonly [K in keyof Submission]?: Submission[K] } = {};
@@ -225,6 +230,7 @@ export function readJobSettings(body: Record<string, unknown>, limits: Submissio
   }
   if (body['retention'] != null) submission.retentionMs = readRetention(body['retention']);
   if (body['callback'] != null) submission.callback = readCallback(body['callback'], limits);
+  if (body['captcha'] != null) submission.captcha = body['captcha'];
   return submission;
 }
 

@@ -63,7 +63,7 @@ describe('serve options: one definition', () => {
     const known: Record<keyof StandaloneOptions, true> = {
       store: true, dataDir: true, rootUsername: true, rootPassword: true, basePath: true, verifier: true, defaultQuality: true,
       defaultRetentionMs: true, tokenLifetimeMs: true, tokenSecret: true, bodyLimit: true, maxEntriesPerJob: true, fileImport: true,
-      callbackTimeoutMs: true, clock: true, metrics: true, logger: true, trustProxy: true, https: true,
+      callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, logger: true, trustProxy: true, https: true,
       requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true,
     };
     for (const { target } of SERVE_OPTIONS) {
@@ -132,6 +132,38 @@ describe('serve options: precedence', () => {
     expect(settings([], { MAILVERIFY_TOKEN_SECRET_FILE: file }).server.tokenSecret).toBe('from a file');
     const both = failure(() => settings(['--root-password-file', file], { MAILVERIFY_ROOT_PASSWORD: 'hunter2' }));
     expect(both).toBe('MAILVERIFY_ROOT_PASSWORD and --root-password-file set the same option: give one of them');
+  });
+});
+
+describe('serve options: CAPTCHA siteverify URLs', () => {
+  it('default to the providers\' public endpoints; a flag, variable or key sets one, loopback included', () => {
+    expect(settings([]).server.captcha).toEqual({
+      siteverifyUrls: {
+        turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+        reCaptchaV2: 'https://www.google.com/recaptcha/api/siteverify',
+        reCaptchaV3: 'https://www.google.com/recaptcha/api/siteverify',
+        hCaptcha: 'https://api.hcaptcha.com/siteverify',
+      },
+    });
+    const given = settings(
+      ['--turnstile-siteverify-url', 'http://127.0.0.1:9000/t', '--recaptcha-v2-siteverify-url', 'http://[::1]:9000/r2'],
+      { MAILVERIFY_RECAPTCHA_V3_SITEVERIFY_URL: 'https://captcha.internal/r3' },
+      { hcaptchaSiteverifyUrl: 'http://localhost:9000/h' },
+    );
+    expect(given.server.captcha!.siteverifyUrls).toEqual({
+      turnstile: 'http://127.0.0.1:9000/t',
+      reCaptchaV2: 'http://[::1]:9000/r2',
+      reCaptchaV3: 'https://captcha.internal/r3',
+      hCaptcha: 'http://localhost:9000/h',
+    });
+  });
+
+  it('a URL that is not absolute http(s) is a usage error', () => {
+    expect(failure(() => settings(['--hcaptcha-siteverify-url', 'api.hcaptcha.com/siteverify']))).toBe(
+      '--hcaptcha-siteverify-url must be an absolute http or https URL, got api.hcaptcha.com/siteverify',
+    );
+    expect(failure(() => settings([], { MAILVERIFY_TURNSTILE_SITEVERIFY_URL: 'ftp://example.com/x' }))).toMatch(/^MAILVERIFY_TURNSTILE_SITEVERIFY_URL must be an absolute http or https URL/);
+    expect(failure(() => settings([], {}, { recaptchaV2SiteverifyUrl: 42 }))).toMatch(/: recaptchaV2SiteverifyUrl must be an absolute http or https URL, got 42$/);
   });
 });
 

@@ -179,6 +179,16 @@ const jobSettings: Record<string, JsonSchema> = {
   name: { type: 'string', maxLength: MAX_NAME_LENGTH },
   retention: durationInput('How long the job is kept from its completion, 0:05:00 to 30.00:00:00; default: the server\'s.'),
   callback: ref('Callback'),
+  captcha: {
+    type: 'object',
+    description:
+      'Required from a user whose `captcha.isEnabled` is true (ignored for the others): the token of a CAPTCHA the user ' +
+      'solved, checked with the provider once (a token is good for one submission).',
+    properties: {
+      provider: { type: 'string', description: 'Turnstile, reCaptcha_v2, reCaptcha_v3 or hCaptcha (compared without case): one of the user\'s `captcha.providers`.' },
+      token: { type: 'string', description: 'The token the provider\'s widget gave.' },
+    },
+  },
 };
 
 const SubmissionEntry: JsonSchema = {
@@ -250,13 +260,14 @@ const FileImport: JsonSchema = {
 const LegacySubmission: JsonSchema = {
   $id: schemaId('LegacySubmission'),
   type: 'object',
-  description: 'A 1.4 job. The 2.x-only fields are ignored.',
+  description: 'A 1.4 job. The 2.x-only fields are ignored (but `captcha`, required from a user who submits with one).',
   required: ['entries'],
   properties: {
     entries: { type: 'array', minItems: 1, items: ref('SubmissionEntry') },
     quality: jobSettings['quality'],
     priority: jobSettings['priority'],
     deduplication: { enum: ['Off', 'Safe'], description: 'Compared without case; default Off.' },
+    captcha: jobSettings['captcha'],
   },
 };
 

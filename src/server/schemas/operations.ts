@@ -68,6 +68,16 @@ const WITH_BODY = {
   ),
   415: problem('A body that is neither JSON nor multipart/form-data; for an import, a file type it does not read.'),
 };
+/** The refusals of a submission's CAPTCHA (src/server/admission.ts), besides those of any request with credentials. */
+const CAPTCHA = {
+  401: problem(
+    'No credentials, wrong ones, or an expired token (challenge `Basic`); or, type `/problems/captcha-validation-failed`, ' +
+      'the CAPTCHA of a user who submits with one is missing, of a provider the user has not, refused by the provider, ' +
+      'or already used (challenge `Captcha`).',
+    { 'WWW-Authenticate': { type: 'string', description: '`Basic realm="mailverify"`, or `Captcha realm="mailverify"` for a CAPTCHA.' } },
+  ),
+  503: problem('Type `/problems/captcha-provider-unavailable`: the CAPTCHA provider could not be asked; nothing was stored, send it again after `Retry-After`.', RETRY_AFTER),
+};
 /** A submission refused for a full disk (nothing stored). */
 const DISK_FULL = { 507: problem('The disk holding the data is full: nothing was stored; try again after `Retry-After`.', RETRY_AFTER) };
 /** A deletion refused for a full disk (the job is as it was). */
@@ -143,8 +153,13 @@ export const V2_OPERATIONS = {
       400: problem('A field is missing or not valid (`detail` names its JSON path), the JSON is malformed, or the file holds no entry.'),
       ...WITH_BODY,
       ...DISK_FULL,
-      503: problem('A workbook import while the server reads as many workbooks as it may at once: retry after `Retry-After`.', RETRY_AFTER),
       ...GUARDED,
+      401: CAPTCHA[401],
+      503: problem(
+        'A workbook import while the server reads as many workbooks as it may at once, or (type ' +
+          '`/problems/captcha-provider-unavailable`) the CAPTCHA provider could not be asked: retry after `Retry-After`.',
+        RETRY_AFTER,
+      ),
     },
   },
   listJobs: {
@@ -248,6 +263,7 @@ export const LEGACY_OPERATIONS = {
       ...WITH_BODY,
       ...DISK_FULL,
       ...GUARDED,
+      ...CAPTCHA,
     },
   },
   getJob: {
