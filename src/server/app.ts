@@ -44,6 +44,8 @@ import { probeRoutes } from './probes.js';
 import { registerOpenapi } from './schemas/index.js';
 import { pathOf, v2Routes, type ServerContext } from './routes.js';
 import { newSecondFactorState } from './users.js';
+import { throttlingStage } from './throttling.js';
+import { addRateLimits, type RateLimitOptions } from './rate-limits.js';
 
 export interface ServerOptions {
   /** Where jobs and users are kept: a store of the host's, else an SQLite file in `dataDir`. */
@@ -80,6 +82,12 @@ export interface ServerOptions {
   readonly clock?: Clock;
   /** Prometheus metrics at GET /metrics, behind the root credentials (default false: no such route). */
   readonly metrics?: boolean;
+  /**
+   * Request rate limits per client IP (default false: none): true for the defaults (6 requests per second with a
+   * burst of 15 under /v2.x, 5 requests in flight under /v1.4), or their settings. Counted on the address the request
+   * came from: behind a reverse proxy, only with trustProxy set to that proxy.
+   */
+  readonly rateLimits?: boolean | RateLimitOptions;
 }
 
 export interface StandaloneOptions extends ServerOptions {
@@ -188,7 +196,8 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     allowPrivateAddresses,
     fileImport: resolveImportOptions(options.fileImport),
     secondFactor: newSecondFactorState(),
-    admission: [],
+    // In this order: CAPTCHA (ahead of throttling, so that a refused token takes no slot), throttling, credit.
+    admission: [throttlingStage(jobs.clock)],
   };
 
   // JSON, and multipart for file import: any other body is 415. A multipart body is left unread here: the route
@@ -243,6 +252,10 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   });
 
   const base = normalizeBasePath(options.basePath);
+  // Ahead of every route's own hooks: requests are counted before their credentials are checked.
+  if (options.rateLimits !== undefined && options.rateLimits !== false) {
+    addRateLimits(app, base, jobs.clock, options.rateLimits === true ? {} : options.rateLimits);
+  }
   await registerOpenapi(app, base);
   metrics?.instrument(app);
   metrics?.route(app, base, context.auth);
