@@ -4,9 +4,9 @@
  *
  * What is counted is a log of the times of accepted submissions, one per user and one per (user, client IP). Every rule
  * of a scope reads the same log, so rules are read afresh at each submission (a changed rule applies at the next one)
- * and still see the submissions made under the rules before. Memory stays bounded: a log keeps only what a rule of its
- * user can still count (the newest `largest limit` times within the longest period), and a log with nothing left in
- * its window is forgotten. Memory is thus at most two numbers per accepted submission of the last day.
+ * and still see the submissions made under the rules before. Memory stays bounded: a log keeps only the times within
+ * the longest period of its user's rules, and a log with nothing left in its window is forgotten; so at most two
+ * numbers per accepted submission (a stored job) of the last day are kept, and fewer under shorter periods.
  */
 import type { ThrottlingRule } from './types.js';
 
@@ -56,7 +56,6 @@ export class Throttle {
       return { admitted: true, slot: { giveBack: () => {} } };
     }
     const keepMs = Math.max(...rules.map((rule) => PERIOD_MS[rule.period]));
-    const keepCount = Math.max(...rules.map((rule) => rule.limit));
     const keys = { Global: `${user}\n`, IPAddress: `${user}\n${ip}` };
     let waitMs = 0;
     for (const rule of rules) {
@@ -72,7 +71,7 @@ export class Throttle {
     }
     if (waitMs > 0) return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
     // Counted in both logs whatever the scopes of today's rules, so that a rule added later sees it.
-    const written = [keys.Global, keys.IPAddress].map((key) => this.record(key, now, keepMs, keepCount));
+    const written = [keys.Global, keys.IPAddress].map((key) => this.record(key, now, keepMs));
     let given = false;
     return {
       admitted: true,
@@ -104,12 +103,11 @@ export class Throttle {
     return log.times;
   }
 
-  private record(key: string, now: number, keepMs: number, keepCount: number): string {
+  private record(key: string, now: number, keepMs: number): string {
     const times = this.live(key, now);
     times.push(now);
-    // In order even if the clock stepped back; only the newest `keepCount` can decide anything.
+    // In order even if the clock stepped back.
     if (times.length > 1 && times[times.length - 2]! > now) times.sort((a, b) => a - b);
-    if (times.length > keepCount) times.splice(0, times.length - keepCount);
     this.logs.set(key, { times, keepMs });
     return key;
   }
