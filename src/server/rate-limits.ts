@@ -53,18 +53,21 @@ const SWEEP_EVERY_MS = 10_000;
 
 /** The counts in this process's memory: one number per IP seen in the last seconds, one per IP with requests in flight. */
 export class MemoryRateLimitStore implements RateLimitStore {
-  /** Per key: the time at which its bucket is full again (GCRA's theoretical arrival time). */
+  /** Per key: the time at which its bucket is full again (GCRA's theoretical arrival time), in microseconds. */
   private readonly fullAt = new Map<string, number>();
   private readonly inFlight = new Map<string, number>();
   private lastSweep = -Infinity;
 
-  takeToken(key: string, { intervalMs, capacity }: Bucket, now: number): number {
-    this.sweep(now);
+  takeToken(key: string, { intervalMs, capacity }: Bucket, nowMs: number): number {
+    this.sweep(nowMs);
+    // In whole microseconds: sums of a fraction such as 1000/6 ms would drift, and refuse the 15th token of 15.
+    const now = Math.round(nowMs * 1000);
+    const interval = Math.round(intervalMs * 1000);
     const arrival = Math.max(this.fullAt.get(key) ?? now, now);
-    // The bucket holds (capacity - (arrival - now) / interval) tokens; a request needs one.
-    const tolerance = intervalMs * (capacity - 1);
-    if (arrival - now > tolerance) return arrival - tolerance - now;
-    this.fullAt.set(key, arrival + intervalMs);
+    // The bucket holds capacity - (arrival - now) / interval tokens; a request needs one.
+    const tolerance = interval * (capacity - 1);
+    if (arrival - now > tolerance) return (arrival - tolerance - now) / 1000;
+    this.fullAt.set(key, arrival + interval);
     return 0;
   }
 
@@ -89,7 +92,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private sweep(now: number): void {
     if (now - this.lastSweep < SWEEP_EVERY_MS && now >= this.lastSweep) return;
     this.lastSweep = now;
-    for (const [key, time] of this.fullAt) if (time <= now) this.fullAt.delete(key);
+    for (const [key, time] of this.fullAt) if (time <= now * 1000) this.fullAt.delete(key);
   }
 }
 

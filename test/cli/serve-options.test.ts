@@ -83,6 +83,13 @@ describe('serve options: precedence', () => {
     expect(server.rootPassword).toBeUndefined();
   });
 
+  it('rate limits: off by default; on by --rate-limits, MAILVERIFY_RATE_LIMITS or rateLimits in the config file', () => {
+    expect(settings([]).server.rateLimits).toBe(false);
+    expect(settings(['--rate-limits']).server.rateLimits).toBe(true);
+    expect(settings([], { MAILVERIFY_RATE_LIMITS: 'true' }).server.rateLimits).toBe(true);
+    expect(settings([], {}, { rateLimits: true }).server.rateLimits).toBe(true);
+  });
+
   it('a flag wins over its variable, a variable over the config file, the config file over the default', () => {
     const config = { port: 1001, host: '10.0.0.1', retention: '2.00:00:00', maxEntriesPerJob: 7 };
     const env = { MAILVERIFY_PORT: '1002', MAILVERIFY_HOST: '10.0.0.2' };

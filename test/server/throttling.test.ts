@@ -114,7 +114,7 @@ describe('throttling rules', () => {
 
   it('concurrent submissions never pass together beyond the limit', async () => {
     const user = await throttled([{ limit: 3, period: 'Minute', scope: 'Global' }]);
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => submit(user.auth, (['json', 'file', 'v1.4'] as const)[i % 3])));
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => submit(user.auth, (['json', 'file', 'v1.4'] as const)[i % 3]!)));
     expect(answers.filter((answer) => answer.status === 429)).toHaveLength(7);
     expect(answers.filter((answer) => answer.status === 200 || answer.status === 202)).toHaveLength(3);
   });
