@@ -4,7 +4,9 @@
  * - at most 5 requests per IP are in flight under `/v1.4`, from the moment their headers are read until their answer
  *   ends or the client hangs up.
  * Beyond either: 429 with `Retry-After` (whole seconds, at least 1). Probes, metrics and the OpenAPI document are not
- * under a version path and are never counted.
+ * under a version path and are never counted. CORS preflights are answered by the CORS layer before any route hook
+ * and are not counted either: they carry no credentials and do no work, and counting them would halve a browser
+ * app's rate; the actual request gets its CORS headers first, so a browser can read its 429 and Retry-After.
  *
  * The bucket is GCRA (the generic cell rate algorithm, ITU-T I.371), which is a token bucket exactly: one time per IP,
  * the theoretical arrival time of the next request, instead of a token count refilled by a timer. The counts live

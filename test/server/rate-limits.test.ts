@@ -1,6 +1,7 @@
 // Request rate limits per client IP through real listening servers: off by default; with them, a token bucket of 6
 // requests per second and 15 at most under /v2.x (on a clock the tests move), counted before authentication, per
-// client IP (behind a trusted proxy, by X-Forwarded-For), not for probes, metrics or the OpenAPI document; at most 5
+// client IP (behind a trusted proxy, by X-Forwarded-For), not for probes, metrics, the OpenAPI document or CORS
+// preflights; at most 5
 // requests in flight per IP under /v1.4, held open by a body sent slowly, released when an answer ends or a client
 // hangs up; and, under load from another process (autocannon), a client at a normal rate from another IP that is never
 // refused while the hammering one is.
@@ -107,6 +108,26 @@ describe('/v2.x: a token bucket per client IP', () => {
       const answer = await server.call('GET', path, { forwardedFor: ip });
       expect(answer.status, `${path}: ${answer.text}`).toBe(200);
     }
+  });
+
+  it("CORS preflights are answered before the limits and not counted; a browser can read a 429 and its Retry-After", async () => {
+    const ip = freshIp();
+    const origin = 'https://shop.example.com';
+    for (let i = 0; i < 20; i++) {
+      const preflight = await fetch(`${server.origin}/v2.7/email-validations`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'x-forwarded-for': ip },
+      });
+      expect(preflight.status).toBe(204);
+    }
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, () => fetch(`${server.origin}/v2.7/email-validations`, { headers: { origin, 'x-forwarded-for': ip } })),
+    );
+    const refused = answers.filter((answer) => answer.status === 429);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.headers.get('access-control-allow-origin')).not.toBeNull();
+    expect(refused[0]!.headers.get('access-control-expose-headers')).toMatch(/Retry-After/);
+    await Promise.all(answers.map((answer) => answer.arrayBuffer()));
   });
 
   it('the rate and the burst are options: Retry-After is the whole seconds until a token is free', async () => {
