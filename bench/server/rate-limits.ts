@@ -16,16 +16,14 @@
  *
  * The results are printed as markdown and written to bench/server/rate-limits-last-run.md (10 s runs only).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { autocannon } from './autocannon.js';
 import { AUTHORIZATION, startServer } from './process.js';
 
 const LAST_RUN = fileURLToPath(new URL('../server/rate-limits-last-run.md', import.meta.url));
-const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 
 const secondsArgument = process.argv.find((a) => a.startsWith('--seconds='));
 const SECONDS = secondsArgument === undefined ? 10 : Number(secondsArgument.slice('--seconds='.length));
@@ -56,24 +54,10 @@ interface Result {
 }
 
 async function load(port: number, client: Client): Promise<Result> {
-  const args = [AUTOCANNON, '-c', String(client.connections), '-d', String(SECONDS), '-j', '-n'];
+  const args = ['-c', String(client.connections), '-d', String(SECONDS), '-n'];
   if (client.rate !== undefined) args.push('-R', String(client.rate));
   args.push('-H', `authorization=${AUTHORIZATION}`, '-H', `x-forwarded-for=${client.ip}`, `http://127.0.0.1:${port}${client.path}`);
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let text = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => (text += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`autocannon: exit ${code}`))));
-  });
-  const result = JSON.parse(out) as {
-    requests: { total: number };
-    latency: { p50: number; p99: number };
-    errors: number;
-    timeouts: number;
-    statusCodeStats: Record<string, { count: number }>;
-  };
+  const result = await autocannon(args);
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats).map(([status, { count }]) => [status, count]));
   return { requests: result.requests.total, statuses, errors: result.errors, timeouts: result.timeouts, p50Ms: result.latency.p50, p99Ms: result.latency.p99 };
 }

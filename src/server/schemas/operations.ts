@@ -54,7 +54,12 @@ const RETRY_AFTER = { 'Retry-After': { type: 'string', description: 'Seconds to 
 const GUARDED = {
   401: problem('No credentials, wrong ones, or an expired token.', CHALLENGE),
   403: problem('The caller\'s permissions do not allow this.'),
-  429: problem('Too many failed sign-ins with this username or from this address: wait for `Retry-After`.', RETRY_AFTER),
+  429: problem(
+    'Too many requests: failed sign-ins with this username or from this address, requests from this address (when ' +
+      'the server limits their rate), or, for a submission, more than the user\'s throttling rules allow: wait for ' +
+      '`Retry-After`.',
+    RETRY_AFTER,
+  ),
   '5xx': FAILED,
 };
 /** The answers of a request with a body. */
@@ -378,6 +383,7 @@ export const USER_OPERATIONS = {
       400: problem('`passCode` is missing.'),
       401: problem('No first-factor token, a wrong or revoked one.', CHALLENGE),
       403: problem('The code is wrong or was used already.'),
+      429: GUARDED[429],
       ...WITH_BODY,
       '5xx': FAILED,
     },
