@@ -9,7 +9,7 @@ import { request as httpRequest, type ClientRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { autocannon } from '../../bench/server/autocannon.js';
 import { ManualClock } from '../jobs/manual-clock.js';
-import { expectTooManyRequests, ROOT_AUTH, start, type Answer, type Running } from './limits-client.js';
+import { expectTooManyRequests, ROOT_AUTH, start, type Answer, type Running } from './http-client.js';
 
 let server: Running;
 let clock: ManualClock;

@@ -4,7 +4,7 @@
 // of the checks), `throttling.maxEntriesPerJob` and `defaults.retention`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../jobs/manual-clock.js';
-import { expectTooManyRequests, fileImport, ROOT_AUTH, start, type Answer, type Running } from './limits-client.js';
+import { expectTooManyRequests, fileImport, ROOT_AUTH, start, type Answer, type Running } from './http-client.js';
 
 const ENTRY = [{ inputData: 'someone@example.com' }];
 const DAY_MS = 86_400_000;

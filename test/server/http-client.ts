@@ -1,5 +1,6 @@
-// An HTTP client for the tests of throttling, per-user submission limits and request rate limits: a listening server
-// of their own (jobs offline, syntax checks only, in a fresh data folder), calls with HTTP Basic, users made by root.
+// An HTTP client for server tests: calls with HTTP Basic through fetch, their answers read whole; and for the tests of
+// throttling, per-user submission limits and request rate limits, a listening server of their own (jobs offline,
+// syntax checks only, in a fresh data folder) with users made by root.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,8 +28,35 @@ export interface Call {
   /** A body sent as it is, with `type` as its Content-Type. */
   readonly raw?: string | Uint8Array;
   readonly type?: string;
+  readonly accept?: string;
   /** The client address a trusted proxy says the request came from. */
   readonly forwardedFor?: string;
+}
+
+/** A request to the server at `origin`, with `rootAuth` unless the request says otherwise; its answer read whole. */
+export async function callServer(origin: string, rootAuth: string, method: string, path: string, request: Call = {}): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  const auth = request.auth === undefined ? rootAuth : request.auth;
+  if (auth !== null) headers['authorization'] = auth;
+  if (request.accept !== undefined) headers['accept'] = request.accept;
+  if (request.forwardedFor !== undefined) headers['x-forwarded-for'] = request.forwardedFor;
+  let body: string | Uint8Array | undefined;
+  if (request.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(request.json);
+  } else if (request.raw !== undefined) {
+    headers['content-type'] = request.type ?? 'application/json';
+    body = request.raw;
+  }
+  const response = await fetch(`${origin}${path}`, { method, headers, body, redirect: 'manual' });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed };
 }
 
 export interface Running {
@@ -54,29 +82,7 @@ export async function start(options: Partial<StandaloneOptions> = {}): Promise<R
   });
   const origin = await app.listen({ host: '127.0.0.1', port: 0 });
   let users = 0;
-  const call = async (method: string, path: string, request: Call = {}): Promise<Answer> => {
-    const headers: Record<string, string> = {};
-    const auth = request.auth === undefined ? ROOT_AUTH : request.auth;
-    if (auth !== null) headers['authorization'] = auth;
-    if (request.forwardedFor !== undefined) headers['x-forwarded-for'] = request.forwardedFor;
-    let body: string | Uint8Array | undefined;
-    if (request.json !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(request.json);
-    } else if (request.raw !== undefined) {
-      headers['content-type'] = request.type ?? 'application/json';
-      body = request.raw;
-    }
-    const response = await fetch(`${origin}${path}`, { method, headers, body, redirect: 'manual' });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, headers: response.headers, text, body: parsed };
-  };
+  const call = (method: string, path: string, request: Call = {}): Promise<Answer> => callServer(origin, ROOT_AUTH, method, path, request);
   return {
     app,
     origin,
@@ -104,7 +110,7 @@ export async function start(options: Partial<StandaloneOptions> = {}): Promise<R
 
 /** A multipart/form-data file import of `lines` (a text file), with optional settings. */
 export function fileImport(lines: readonly string[], settings?: unknown): { raw: Uint8Array; type: string } {
-  const boundary = `----mailverify-limits-${randomUUID()}`;
+  const boundary = `----mailverify-test-${randomUUID()}`;
   let text = `--${boundary}\r\nContent-Disposition: form-data; name="inputFile"; filename="list.txt"\r\nContent-Type: text/plain\r\n\r\n`;
   text += `${lines.join('\r\n')}\r\n`;
   if (settings !== undefined) {
