@@ -196,7 +196,8 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     allowPrivateAddresses,
     fileImport: resolveImportOptions(options.fileImport),
     secondFactor: newSecondFactorState(),
-    // In this order: CAPTCHA (ahead of throttling, so that a refused token takes no slot), throttling, credit.
+    // In this order: CAPTCHA (ahead of throttling, so that a refused token takes no place), throttling, then credit
+    // (after it, so that a throttled submission reserves nothing).
     admission: [throttlingStage(jobs.clock)],
   };
 

@@ -2,7 +2,13 @@
 // JSON, file import and 1.4 all count; Global and IPAddress scopes; Retry-After until the oldest counted submission
 // leaves the window; refusals do not count; a changed rule applies at the next submission; root is exempt; the order
 // of the checks), `throttling.maxEntriesPerJob` and `defaults.retention`.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
+import { StorageFullError, type JobStore } from '../../src/jobs/types.js';
+import type { UserStore } from '../../src/accounts/types.js';
 import { ManualClock } from '../jobs/manual-clock.js';
 import { expectTooManyRequests, fileImport, ROOT_AUTH, start, type Answer, type Running } from './http-client.js';
 
@@ -117,6 +123,41 @@ describe('throttling rules', () => {
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => submit(user.auth, (['json', 'file', 'v1.4'] as const)[i % 3]!)));
     expect(answers.filter((answer) => answer.status === 429)).toHaveLength(7);
     expect(answers.filter((answer) => answer.status === 200 || answer.status === 202)).toHaveLength(3);
+  });
+});
+
+describe('throttling: a job that is not stored', () => {
+  it('gives its place back: a submission refused by the store (507) does not count', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailverify-throttling-store-'));
+    const real = await openSqliteStore(join(dir, 'mailverify.db'));
+    let full = false;
+    // The real store, but jobs are made in one call (no drafts), which fails while `full` is set.
+    const store = new Proxy(real, {
+      get(target, property) {
+        if (property === 'draftJob') return undefined;
+        if (property === 'createJob' && full) return async () => Promise.reject(new StorageFullError());
+        const value = Reflect.get(target, property) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as JobStore & UserStore;
+    const local = await start({ store, clock });
+    try {
+      const user = await local.createUser({ throttling: { rules: [{ limit: 1, period: 'Minute', scope: 'Global' }] } });
+      full = true;
+      for (const via of ['json', 'file', 'v1.4'] as const) {
+        const refused = via === 'file'
+          ? await local.call('POST', '/v2.7/email-validations', { auth: user.auth, ...fileImport(['a@example.com']) })
+          : await local.call('POST', `/${via === 'json' ? 'v2.7' : 'v1.4'}/email-validations`, { auth: user.auth, json: { entries: ENTRY } });
+        expect(refused.status, refused.text).toBe(507);
+      }
+      full = false;
+      expectAccepted(await local.call('POST', '/v2.7/email-validations', { auth: user.auth, json: { entries: ENTRY } }));
+      expectTooManyRequests(await local.call('POST', '/v2.7/email-validations', { auth: user.auth, json: { entries: ENTRY } }));
+    } finally {
+      await local.close();
+      await real.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
