@@ -107,8 +107,8 @@ function tooManyRequests(waitMs: number, detail: string): ProblemError {
 }
 
 /**
- * Adds the limits to `app` as its first request hook: register it before the routes, so that it runs ahead of their
- * authentication.
+ * Adds the limits to `app` as a request hook: called before the routes are registered, it runs ahead of their hooks,
+ * authentication included.
  */
 export function addRateLimits(app: FastifyInstance, base: string, clock: Clock, options: RateLimitOptions): void {
   const perSecond = options.perSecond ?? DEFAULT_RATE_PER_SECOND;
