@@ -27,8 +27,10 @@ export async function startServer(
   execArgv: string[] = [],
   /** Another build of server.ts (a baseline's), default the one beside this bundle. */
   script: string = SERVER,
+  /** More options of the server (rate limits, trusted proxies...). */
+  server: { rateLimits?: boolean; trustProxy?: string } = {},
 ): Promise<ServerProcess> {
-  const child: ChildProcess = fork(script, [JSON.stringify({ dataDir, username: USERNAME, password: PASSWORD, verifier })], {
+  const child: ChildProcess = fork(script, [JSON.stringify({ dataDir, username: USERNAME, password: PASSWORD, verifier, server })], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     execArgv,
   });

@@ -20,10 +20,8 @@
  * The results are printed as markdown and written to bench/server/last-run.md (not with --quick); bench/README.md
  * ("Server benchmark") explains them.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { createRequire } from 'node:module';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -37,9 +35,9 @@ import { buildBench, labScenario } from '../batch/scenario.js';
 import { LARGE_MIX, SEED, realisticCorpus } from '../syntax/corpus.mjs';
 import type { ServerStats, Stall } from './server.js';
 import { AUTHORIZATION, startServer, type ServerProcess } from './process.js';
+import { autocannon } from './autocannon.js';
 
 const LAST_RUN = fileURLToPath(new URL('../server/last-run.md', import.meta.url));
-const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 
 const API = '/v2.7/email-validations';
 const OFFLINE: VerifierOptions = { checks: 'syntax' };
@@ -293,23 +291,7 @@ interface Cannon {
 
 /** autocannon in a process of its own against `path`, with root's Basic credentials unless others are given. */
 async function cannon(port: number, path: string, authorization = AUTHORIZATION): Promise<Cannon> {
-  const args = [AUTOCANNON, '-c', String(LOAD_CONNECTIONS), '-d', String(LOAD_SECONDS), '-j', '-n'];
-  args.push('-H', `authorization=${authorization}`, `http://127.0.0.1:${port}${path}`);
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let text = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => (text += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`autocannon: exit ${code}`))));
-  });
-  const result = JSON.parse(out) as {
-    requests: { average: number; total: number };
-    latency: { p50: number; p99: number; max: number };
-    errors: number;
-    timeouts: number;
-    non2xx: number;
-  };
+  const result = await autocannon(['-c', String(LOAD_CONNECTIONS), '-d', String(LOAD_SECONDS), '-n', '-H', `authorization=${authorization}`, `http://127.0.0.1:${port}${path}`]);
   return {
     requestsPerSecond: result.requests.average,
     total: result.requests.total,

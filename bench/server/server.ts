@@ -50,6 +50,8 @@ interface Options {
   username: string;
   password: string;
   verifier: VerifierOptions;
+  /** More options of the server (rate limits, trusted proxies...). */
+  server?: { rateLimits?: boolean; trustProxy?: string };
 }
 
 const MB = 1024 * 1024;
@@ -122,6 +124,7 @@ const app = await createServer({
   rootUsername: options.username,
   rootPassword: options.password,
   verifier: options.verifier,
+  ...options.server,
 });
 app.addHook('onSend', async (request) => {
   if (request.method === 'POST') postReply = { at: clock(), peakRssMb: vmHwmMb() };

@@ -326,6 +326,17 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
     section: 'Listening',
     target: 'server.trustProxy',
   },
+  {
+    flag: 'rate-limits',
+    env: 'MAILVERIFY_RATE_LIMITS',
+    key: 'rateLimits',
+    kind: boolean,
+    default: false,
+    description:
+      'request rate limits per client IP: 6 requests per second with bursts of 15 under /v2.x, 5 requests in flight under /v1.4; beyond, 429 with Retry-After. Behind a reverse proxy turn it on only with --trust-proxy naming that proxy, or every client shares the proxy\'s address',
+    section: 'Listening',
+    target: 'server.rateLimits',
+  },
   { flag: 'max-body-size', placeholder: 'SIZE', env: 'MAILVERIFY_MAX_BODY_SIZE', key: 'maxBodySize', kind: bytes, default: DEFAULT_BODY_LIMIT, description: 'the largest request body; a larger one is 413', section: 'Listening', target: 'server.bodyLimit' },
   { flag: 'request-timeout', placeholder: 'MS', env: 'MAILVERIFY_REQUEST_TIMEOUT', key: 'requestTimeout', kind: integer(1), default: DEFAULT_REQUEST_TIMEOUT_MS, description: 'the time a client has to send a whole request, headers and body, in milliseconds; then 408 and the connection is closed', section: 'Listening', target: 'server.requestTimeoutMs' },
   { flag: 'headers-timeout', placeholder: 'MS', env: 'MAILVERIFY_HEADERS_TIMEOUT', key: 'headersTimeout', kind: integer(1), default: DEFAULT_HEADERS_TIMEOUT_MS, description: 'the time a client has to send the header fields, in milliseconds (at most the request timeout); then 408', section: 'Listening', target: 'server.headersTimeoutMs' },

@@ -46,6 +46,8 @@ import { probeRoutes } from './probes.js';
 import { registerOpenapi } from './schemas/index.js';
 import { pathOf, v2Routes, type ServerContext } from './routes.js';
 import { newSecondFactorState } from './users.js';
+import { throttlingStage } from './throttling.js';
+import { addRateLimits, type RateLimitOptions } from './rate-limits.js';
 
 export interface ServerOptions {
   /** Where jobs and users are kept: a store of the host's, else an SQLite file in `dataDir`. */
@@ -87,6 +89,12 @@ export interface ServerOptions {
    * 5,000 ms), and how many accepted tokens are remembered.
    */
   readonly captcha?: CaptchaOptions;
+  /**
+   * Request rate limits per client IP (default false: none): true for the defaults (6 requests per second with a
+   * burst of 15 under /v2.x, 5 requests in flight under /v1.4), or their settings. Counted on the address the request
+   * came from: behind a reverse proxy, only with trustProxy set to that proxy.
+   */
+  readonly rateLimits?: boolean | RateLimitOptions;
 }
 
 export interface StandaloneOptions extends ServerOptions {
@@ -195,7 +203,9 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     allowPrivateAddresses,
     fileImport: resolveImportOptions(options.fileImport),
     secondFactor: newSecondFactorState(),
-    admission: [captchaStage(new CaptchaVerifier(options.captcha, () => (options.clock ?? realClock).now()))],
+    // In this order: CAPTCHA (ahead of throttling, so that a refused token takes no place), throttling, then credit
+    // (after it, so that a throttled submission reserves nothing).
+    admission: [captchaStage(new CaptchaVerifier(options.captcha, () => (options.clock ?? realClock).now())), throttlingStage(jobs.clock)],
   };
 
   // JSON, and multipart for file import: any other body is 415. A multipart body is left unread here: the route
@@ -250,6 +260,10 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   });
 
   const base = normalizeBasePath(options.basePath);
+  // Ahead of every route's own hooks: requests are counted before their credentials are checked.
+  if (options.rateLimits !== undefined && options.rateLimits !== false) {
+    addRateLimits(app, base, jobs.clock, options.rateLimits === true ? {} : options.rateLimits);
+  }
   await registerOpenapi(app, base);
   metrics?.instrument(app);
   metrics?.route(app, base, context.auth);

@@ -25,3 +25,5 @@ export type {
   JobTotals,
 } from '../jobs/types.js';
 export type { Clock, ClockTimer } from '../jobs/clock.js';
+export { MemoryRateLimitStore } from './rate-limits.js';
+export type { RateLimitOptions, RateLimitStore, Bucket } from './rate-limits.js';

@@ -63,7 +63,7 @@ describe('serve options: one definition', () => {
     const known: Record<keyof StandaloneOptions, true> = {
       store: true, dataDir: true, rootUsername: true, rootPassword: true, basePath: true, verifier: true, defaultQuality: true,
       defaultRetentionMs: true, tokenLifetimeMs: true, tokenSecret: true, bodyLimit: true, maxEntriesPerJob: true, fileImport: true,
-      callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, logger: true, trustProxy: true, https: true,
+      callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, rateLimits: true, logger: true, trustProxy: true, https: true,
       requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true,
     };
     for (const { target } of SERVE_OPTIONS) {
@@ -81,6 +81,13 @@ describe('serve options: precedence', () => {
     expect(logLevel).toBe('info');
     expect(server).toMatchObject({ defaultRetentionMs: DEFAULT_RETENTION_MS, rootUsername: 'root', trustProxy: false, verifier: { checks: 'smtp', quality: 'Standard' } });
     expect(server.rootPassword).toBeUndefined();
+  });
+
+  it('rate limits: off by default; on by --rate-limits, MAILVERIFY_RATE_LIMITS or rateLimits in the config file', () => {
+    expect(settings([]).server.rateLimits).toBe(false);
+    expect(settings(['--rate-limits']).server.rateLimits).toBe(true);
+    expect(settings([], { MAILVERIFY_RATE_LIMITS: 'true' }).server.rateLimits).toBe(true);
+    expect(settings([], {}, { rateLimits: true }).server.rateLimits).toBe(true);
   });
 
   it('a flag wins over its variable, a variable over the config file, the config file over the default', () => {

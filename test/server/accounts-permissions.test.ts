@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../../src/server/app.js';
+import { callServer, fileImport, type Answer, type Call } from './http-client.js';
 
 const ROOT = 'root';
 const ROOT_PASSWORD = 'permissions test root password';
@@ -40,58 +41,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-  readonly body: any;
-}
-
-interface Call {
-  /** The Authorization header: root's Basic credentials by default; null sends none. */
-  readonly auth?: string | null;
-  readonly json?: unknown;
-  /** A body sent as it is, with `type` as its Content-Type. */
-  readonly raw?: string | Uint8Array;
-  readonly type?: string;
-  readonly accept?: string;
-}
-
-async function call(method: string, path: string, request: Call = {}): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  const auth = request.auth === undefined ? ROOT_AUTH : request.auth;
-  if (auth !== null) headers['authorization'] = auth;
-  if (request.accept !== undefined) headers['accept'] = request.accept;
-  let body: string | Uint8Array | undefined;
-  if (request.json !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(request.json);
-  } else if (request.raw !== undefined) {
-    headers['content-type'] = request.type ?? 'application/json';
-    body = request.raw;
-  }
-  const response = await fetch(`${origin}${path}`, { method, headers, body, redirect: 'manual' });
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, body: parsed };
-}
-
-/** A multipart/form-data file import of `lines` (a text file), with optional settings. */
-function fileImport(lines: readonly string[], settings?: unknown): { raw: Uint8Array; type: string } {
-  const boundary = `----mailverify-permissions-${randomUUID()}`;
-  let text = `--${boundary}\r\nContent-Disposition: form-data; name="inputFile"; filename="list.txt"\r\nContent-Type: text/plain\r\n\r\n`;
-  text += `${lines.join('\r\n')}\r\n`;
-  if (settings !== undefined) {
-    text += `--${boundary}\r\nContent-Disposition: form-data; name="settings"\r\n\r\n${JSON.stringify(settings)}\r\n`;
-  }
-  text += `--${boundary}--\r\n`;
-  return { raw: Buffer.from(text), type: `multipart/form-data; boundary=${boundary}` };
-}
+const call = (method: string, path: string, request: Call = {}): Promise<Answer> => callServer(origin, ROOT_AUTH, method, path, request);
 
 function expectProblem(answer: Answer, status: number, type: string): void {
   expect(answer.status, answer.text).toBe(status);

@@ -57,7 +57,12 @@ const GUARDED = {
     'The caller\'s permissions do not allow this, or its user\'s firewall does not admit the client\'s address, or (a ' +
       'BrowserApp with trusted origins) the `Origin` is not trusted.',
   ),
-  429: problem('Too many failed sign-ins with this username or from this address: wait for `Retry-After`.', RETRY_AFTER),
+  429: problem(
+    'Too many requests: failed sign-ins with this username or from this address, requests from this address (when ' +
+      'the server limits their rate), or, for a submission, more than the user\'s throttling rules allow: wait for ' +
+      '`Retry-After`.',
+    RETRY_AFTER,
+  ),
   '5xx': FAILED,
 };
 /** The answers of a request with a body. */
@@ -397,6 +402,7 @@ export const USER_OPERATIONS = {
       400: problem('`passCode` is missing.'),
       401: problem('No first-factor token, a wrong or revoked one.', CHALLENGE),
       403: problem('The code is wrong or was used already, or the user\'s firewall does not admit the client\'s address.'),
+      429: GUARDED[429],
       ...WITH_BODY,
       '5xx': FAILED,
     },

@@ -1,0 +1,32 @@
+/**
+ * The throttling stage of a submission's admission: a user's throttling rules, read from its current record at each
+ * submission (root has none). A submission let through is counted at once and uncounted if a later stage refuses it
+ * or its job is not stored, so only accepted submissions count.
+ */
+import { Throttle } from '../accounts/throttling.js';
+import type { Clock } from '../jobs/clock.js';
+import type { AdmissionStage } from './admission.js';
+import { clientAddress } from './auth.js';
+import { ProblemError } from './problems.js';
+
+export function throttlingStage(clock: Clock): AdmissionStage {
+  const throttle = new Throttle(() => clock.now());
+  return {
+    name: 'throttling',
+    admit({ principal, request }) {
+      const rules = principal.user?.detail.throttling.rules;
+      if (principal.isRoot || rules === undefined) return;
+      const decision = throttle.take(principal.id, clientAddress(request), rules);
+      if (!decision.admitted) {
+        const seconds = decision.retryAfterSeconds;
+        throw new ProblemError(
+          429,
+          `This user's throttling rules allow no more submissions now: try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+          undefined,
+          { 'Retry-After': String(seconds) },
+        );
+      }
+      return { giveBack: () => decision.slot.giveBack() };
+    },
+  };
+}
