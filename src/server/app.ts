@@ -17,7 +17,7 @@ import { createDefaultResolver } from '../dns/resolver.js';
 import { MisconfigurationMonitor } from '../engine/misconfiguration.js';
 import { combineObservers } from '../engine/observer.js';
 import { CallbackWorker, DEFAULT_CALLBACK_TIMEOUT_MS } from '../jobs/callbacks.js';
-import type { Clock } from '../jobs/clock.js';
+import { realClock, type Clock } from '../jobs/clock.js';
 import { Jobs } from '../jobs/jobs.js';
 import { RetentionPurger } from '../jobs/retention.js';
 import { JobGoneError } from '../jobs/pages.js';
@@ -25,6 +25,8 @@ import { openSqliteStore } from '../jobs/sqlite-store.js';
 import { StorageFullError, type JobStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
 import type { UserStore } from '../accounts/types.js';
+import { creditSettings, isCreditStore, type CreditOptions } from '../accounts/credits.js';
+import { creditStage, type CreditAccounting } from './credits.js';
 import { Cursors } from './cursor.js';
 import {
   DEFAULT_BODY_LIMIT,
@@ -80,6 +82,12 @@ export interface ServerOptions {
   readonly clock?: Clock;
   /** Prometheus metrics at GET /metrics, behind the root credentials (default false: no such route). */
   readonly metrics?: boolean;
+  /**
+   * Credit accounting (absent: not accounted, nothing is refused for credit): unit prices per entry by quality
+   * (default Standard 1, High 2, Extreme 4), free credits per UTC day (default none), the most credits consumed per
+   * UTC month (default no maximum). Decimals allowed, up to six places.
+   */
+  readonly credits?: CreditOptions;
 }
 
 export interface StandaloneOptions extends ServerOptions {
@@ -121,6 +129,11 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   if (typeof options.rootUsername !== 'string' || options.rootUsername === '') {
     throw new Error('mailverify: a root user name is required');
   }
+  // Read before the store opens: a wrong option leaves nothing open.
+  const credits = options.credits === undefined ? null : creditSettings(options.credits);
+  if (credits !== null && options.store !== undefined && !isCreditStore(options.store)) {
+    throw new Error('mailverify: credits are accounted in the store: the given store does not keep credits (CreditStore)');
+  }
   const store = options.store ?? (await openDataDir(options.dataDir ?? DEFAULT_DATA_DIR, app.log));
   const rootId = await rootAccountId(store, app.log);
   const secret = options.tokenSecret ?? (await setting(store, 'secret', () => randomBytes(32).toString('base64url')));
@@ -151,6 +164,12 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
       else app.log.error({ err: error }, 'mailverify: retention purge failed');
     },
   });
+  // Reservations left open by a stop between a reservation and its settlement: settled before any job runs.
+  if (isCreditStore(store)) {
+    const settled = await store.settleReservations();
+    if (settled > 0) app.log.info({ settled }, 'mailverify: credit reservations of finished or unstored jobs settled');
+  }
+  const creditAccounting: CreditAccounting | null = credits === null || !isCreditStore(store) ? null : { settings: credits, store };
   const jobs = await Jobs.open({
     store,
     verifier,
@@ -188,7 +207,9 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     allowPrivateAddresses,
     fileImport: resolveImportOptions(options.fileImport),
     secondFactor: newSecondFactorState(),
-    admission: [],
+    // In the order of the checks: captcha, throttling, then credit last (what it reserves is the costliest to give back).
+    admission: creditAccounting === null ? [] : [creditStage(creditAccounting, options.clock ?? realClock)],
+    credits: creditAccounting,
   };
 
   // JSON, and multipart for file import: any other body is 415. A multipart body is left unread here: the route

@@ -63,7 +63,7 @@ describe('serve options: one definition', () => {
     const known: Record<keyof StandaloneOptions, true> = {
       store: true, dataDir: true, rootUsername: true, rootPassword: true, basePath: true, verifier: true, defaultQuality: true,
       defaultRetentionMs: true, tokenLifetimeMs: true, tokenSecret: true, bodyLimit: true, maxEntriesPerJob: true, fileImport: true,
-      callbackTimeoutMs: true, clock: true, metrics: true, logger: true, trustProxy: true, https: true,
+      callbackTimeoutMs: true, clock: true, metrics: true, credits: true, logger: true, trustProxy: true, https: true,
       requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true,
     };
     for (const { target } of SERVE_OPTIONS) {
