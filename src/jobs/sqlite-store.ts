@@ -757,16 +757,17 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
     const day = dayKey(request.day);
     const month = monthOf(request.day);
     return this.#write(() => {
-      const today = this.#statement('SELECT free FROM credit_days WHERE day = ?').pluck().get([day]) as number | undefined;
+      const today = this.#value('SELECT free AS value FROM credit_days WHERE day = ?', [day]) as number | undefined;
       const plan = planReservation(
         {
           freeDaily: request.freeDaily,
           freeUsedToday: today ?? 0,
           packs: this.#packs(),
           monthlyMax: request.monthlyMax,
-          usedThisMonth: this.#statement('SELECT TOTAL(free + packs) FROM credit_days WHERE day BETWEEN ? AND ?')
-            .pluck()
-            .get([dayKey(month.first), dayKey(month.last)]) as number,
+          usedThisMonth: this.#value('SELECT TOTAL(free + packs) AS value FROM credit_days WHERE day BETWEEN ? AND ?', [
+            dayKey(month.first),
+            dayKey(month.last),
+          ]) as number,
         },
         cost,
       );
@@ -816,7 +817,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
   }
 
   async creditBalance(day: string): Promise<{ packs: number; freeUsed: number }> {
-    const freeUsed = this.#statement('SELECT free FROM credit_days WHERE day = ?').pluck().get([dayKey(day)]) as number | undefined;
+    const freeUsed = this.#value('SELECT free AS value FROM credit_days WHERE day = ?', [dayKey(day)]) as number | undefined;
     return { packs: this.#packs(), freeUsed: freeUsed ?? 0 };
   }
 
@@ -850,8 +851,13 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
     };
   }
 
+  /** The `value` column of a query's first row (undefined without a row). */
+  #value(sql: string, parameters: unknown[]): unknown {
+    return (this.#statement(sql).get(parameters) as Row | undefined)?.['value'];
+  }
+
   #packs(): number {
-    return this.#statement('SELECT packs FROM credit_balance WHERE id = 1').pluck().get() as number;
+    return this.#value('SELECT packs AS value FROM credit_balance WHERE id = 1', []) as number;
   }
 
   #addToDay(day: number, free: number, packs: number): void {
@@ -877,8 +883,8 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
   /** Settles the reservation of a finished job (inside a write): its entries with a result that are not Duplicate were verified. */
   #settle(jobId: string, sequence: number): void {
     if (this.#statement('SELECT 1 FROM credit_reservations WHERE job_id = ?').get([jobId]) === undefined) return;
-    const completed = this.#statement('SELECT no_of_completed FROM jobs WHERE sequence = ?').pluck().get([sequence]) as number;
-    const duplicates = this.#statement(`SELECT COUNT(*) FROM entries WHERE job = ? AND status = 'Duplicate'`).pluck().get([sequence]) as number;
+    const completed = this.#value('SELECT no_of_completed AS value FROM jobs WHERE sequence = ?', [sequence]) as number;
+    const duplicates = this.#value(`SELECT COUNT(*) AS value FROM entries WHERE job = ? AND status = 'Duplicate'`, [sequence]) as number;
     this.#release(jobId, completed - duplicates);
   }
 
