@@ -207,7 +207,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     allowPrivateAddresses,
     fileImport: resolveImportOptions(options.fileImport),
     secondFactor: newSecondFactorState(),
-    // In the order of the checks: captcha, throttling, then credit last (what it reserves is the costliest to give back).
+    // In the order of the checks: captcha, throttling, credit last (a submission another check refuses reserves nothing).
     admission: creditAccounting === null ? [] : [creditStage(creditAccounting, options.clock ?? realClock)],
     credits: creditAccounting,
   };

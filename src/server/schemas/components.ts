@@ -407,31 +407,21 @@ const resetIn: JsonSchema = {
   description: 'The time to the next UTC midnight, when the free credits are renewed (`hh:mm:ss`); null without free daily credits.',
 };
 
-const CreditBalance: JsonSchema = {
-  $id: schemaId('CreditBalance'),
+/** A balance: the packs under `packs` (`creditPacks` in 2.x, `credits` in 1.4), free credits and their reset time. */
+const balance = (id: string, packs: string, description: string): JsonSchema => ({
+  $id: schemaId(id),
   type: 'object',
-  description: 'The account\'s credits now; reservations of running jobs count as spent.',
-  required: ['creditPacks', 'freeCredits', 'freeCreditsResetIn'],
+  description,
+  required: [packs, 'freeCredits', 'freeCreditsResetIn'],
   additionalProperties: false,
   properties: {
-    creditPacks: amount('Credits of packs, which never expire.'),
+    [packs]: amount('Credits of packs, which never expire.'),
     freeCredits: nullableAmount('Free credits left today (UTC); null without free daily credits.'),
     freeCreditsResetIn: resetIn,
   },
-};
-
-const LegacyAccountBalance: JsonSchema = {
-  $id: schemaId('LegacyAccountBalance'),
-  type: 'object',
-  description: 'The account balance in the 1.4 shape.',
-  required: ['credits', 'freeCredits', 'freeCreditsResetIn'],
-  additionalProperties: false,
-  properties: {
-    credits: amount('Credits of packs, which never expire.'),
-    freeCredits: nullableAmount('Free credits left today (UTC); null without free daily credits.'),
-    freeCreditsResetIn: resetIn,
-  },
-};
+});
+const CreditBalance = balance('CreditBalance', 'creditPacks', 'The account\'s credits now; reservations of running jobs count as spent.');
+const LegacyAccountBalance = balance('LegacyAccountBalance', 'credits', 'The account balance in the 1.4 shape.');
 
 const DailyUsage: JsonSchema = {
   $id: schemaId('DailyUsage'),
