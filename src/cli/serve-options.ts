@@ -37,6 +37,7 @@ import {
 } from '../server/defaults.js';
 import { MAX_RETENTION_MS, MIN_RETENTION_MS } from '../server/submission.js';
 import { REFUSABLE, UsageError } from './engine-flags.js';
+import { DEFAULT_UNIT_PRICES, MAX_CREDITS, toMicro } from '../accounts/credits.js';
 
 /**
  * A value a kind cannot read. `reason` replaces "must be <expected>, got <value>" when given (a file that cannot be
@@ -249,11 +250,19 @@ function isProxyRange(range: string): boolean {
   return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
 }
 
+/** An amount of credits as given (decimals allowed, at most six places, never rounded). */
+const creditAmount: Kind<number> = {
+  expected: `a number of credits from 0 to ${MAX_CREDITS}, decimals allowed (at most six places)`,
+  fromText: (value) => (/^\d+(\.\d+)?$/.test(value) && toMicro(value) !== null ? Number(value) : fail()),
+  fromJson: (value) => (typeof value === 'number' && toMicro(value) !== null ? value : fail()),
+  show: (value) => String(value),
+};
+
 function fail(): never {
   throw new BadValue();
 }
 
-export type Section = 'Configuration' | 'Listening' | 'Access' | 'Jobs' | 'Verification' | 'Callbacks' | 'File import' | 'Logging and monitoring';
+export type Section = 'Configuration' | 'Listening' | 'Access' | 'Jobs' | 'Credits' | 'Verification' | 'Callbacks' | 'File import' | 'Logging and monitoring';
 
 /** One option. A row without `flag`, `env` or `key` cannot be set that way. */
 export interface ServeOption<T = any> {
@@ -356,6 +365,24 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { flag: 'data-dir', placeholder: 'DIR', env: 'MAILVERIFY_DATA_DIR', key: 'dataDir', kind: path, default: DEFAULT_DATA_DIR, description: 'the folder of the database, made if missing', section: 'Jobs', target: 'server.dataDir' },
   { flag: 'retention', placeholder: 'DURATION', env: 'MAILVERIFY_RETENTION', key: 'retention', kind: duration(MIN_RETENTION_MS, MAX_RETENTION_MS), default: DEFAULT_RETENTION_MS, description: 'how long a job that sets no retention is kept after it completes', section: 'Jobs', target: 'server.defaultRetentionMs' },
   { flag: 'max-entries-per-job', placeholder: 'N', env: 'MAILVERIFY_MAX_ENTRIES_PER_JOB', key: 'maxEntriesPerJob', kind: integer(1), default: DEFAULT_MAX_ENTRIES_PER_JOB, description: 'the most entries of one job', section: 'Jobs', target: 'server.maxEntriesPerJob' },
+
+  {
+    flag: 'credits',
+    env: 'MAILVERIFY_CREDITS',
+    key: 'credits',
+    kind: boolean,
+    default: false,
+    description:
+      'account credits: each job reserves entries × the unit price of its quality at submission (402 when the free credits left today and the credit packs are too few, or the month would pass its maximum), and consumes the cost of the entries it verified; off: nothing is refused for credit and the balance endpoints answer 404',
+    section: 'Credits',
+    target: 'server.credits',
+    convert: (on: boolean) => (on ? {} : undefined),
+  },
+  { flag: 'free-daily-credits', placeholder: 'N', env: 'MAILVERIFY_FREE_DAILY_CREDITS', key: 'freeDailyCredits', kind: creditAmount, defaultText: 'none', description: 'the credits consumed each UTC day that are free (used before credit packs); with --credits', section: 'Credits', target: 'server.credits.freeDailyCredits' },
+  { flag: 'monthly-max-credits', placeholder: 'N', env: 'MAILVERIFY_MONTHLY_MAX_CREDITS', key: 'monthlyMaxCredits', kind: creditAmount, defaultText: 'no maximum', description: 'the most credits consumed in a UTC calendar month, free credits and reservations included; beyond, a submission is 402; with --credits', section: 'Credits', target: 'server.credits.monthlyMaxCredits' },
+  { flag: 'unit-price-standard', placeholder: 'N', env: 'MAILVERIFY_UNIT_PRICE_STANDARD', key: 'unitPriceStandard', kind: creditAmount, defaultText: String(DEFAULT_UNIT_PRICES.Standard), description: 'credits per entry of a Standard job; with --credits', section: 'Credits', target: 'server.credits.unitPrices.Standard' },
+  { flag: 'unit-price-high', placeholder: 'N', env: 'MAILVERIFY_UNIT_PRICE_HIGH', key: 'unitPriceHigh', kind: creditAmount, defaultText: String(DEFAULT_UNIT_PRICES.High), description: 'credits per entry of a High job; with --credits', section: 'Credits', target: 'server.credits.unitPrices.High' },
+  { flag: 'unit-price-extreme', placeholder: 'N', env: 'MAILVERIFY_UNIT_PRICE_EXTREME', key: 'unitPriceExtreme', kind: creditAmount, defaultText: String(DEFAULT_UNIT_PRICES.Extreme), description: 'credits per entry of an Extreme job; with --credits', section: 'Credits', target: 'server.credits.unitPrices.Extreme' },
   { flag: 'quality', placeholder: 'LEVEL', env: 'MAILVERIFY_QUALITY', key: 'quality', kind: choice(QUALITIES), default: 'Standard', description: "Standard, High or Extreme: the quality of jobs that name none, and the verifier's timeouts", section: 'Jobs', target: 'server.defaultQuality' },
 
   { flag: 'checks', placeholder: 'LEVEL', env: 'MAILVERIFY_CHECKS', key: 'checks', kind: choice(['syntax', 'dns', 'smtp'] as const), default: 'smtp', description: 'how far jobs are verified: syntax (offline: syntax, lists, suggestions), dns (adds the DNS/MX checks) or smtp (probes the mailboxes)', section: 'Verification', target: 'server.verifier.checks' },
@@ -431,9 +458,11 @@ export function resolveServeSettings(flags: FlagValues, env: NodeJS.ProcessEnv):
   const config = configGiven === undefined ? undefined : readConfigFile(configGiven.value as string, configGiven.source);
   const result: Record<string, unknown> = { server: {}, listen: {} };
   const sources = new Map<string, string>();
+  let creditsOn = false;
   for (const option of SERVE_OPTIONS) {
     if (option === configOption) continue;
     const given = fromFlagOrEnv(option, flags, env) ?? fromConfig(option, config);
+    if (option.target === 'server.credits') creditsOn = given?.value === true;
     if (given !== undefined) {
       const earlier = sources.get(option.target);
       if (earlier !== undefined) throw new UsageError(`${earlier} and ${given.source} set the same option: give one of them`);
@@ -451,6 +480,13 @@ export function resolveServeSettings(flags: FlagValues, env: NodeJS.ProcessEnv):
   if (server.https !== undefined && (server.https.cert === undefined || server.https.key === undefined)) {
     throw new UsageError('--tls-cert and --tls-key (or their variables or keys) go together');
   }
+  // The credit options count only with --credits: without it, one of them is a mistake, not a setting to drop.
+  const credits = (result['server'] as { credits?: unknown }).credits;
+  if (!creditsOn && credits !== undefined) {
+    const source = [...sources].find(([target]) => target.startsWith('server.credits.'))![1];
+    throw new UsageError(`${source} needs --credits (or MAILVERIFY_CREDITS, or the key credits): credits are not accounted without it`);
+  }
+  if (!creditsOn) delete (result['server'] as { credits?: unknown }).credits;
   // The quality of jobs that name none is also the verifier's, which sets its timeouts.
   setPath(result, 'server.verifier.quality', (result['server'] as StandaloneOptions).defaultQuality);
   return {
@@ -556,7 +592,7 @@ function codeNameOf(option: ServeOption): string {
   return '';
 }
 
-const SECTIONS: readonly Section[] = ['Configuration', 'Listening', 'Access', 'Jobs', 'Verification', 'Callbacks', 'File import', 'Logging and monitoring'];
+const SECTIONS: readonly Section[] = ['Configuration', 'Listening', 'Access', 'Jobs', 'Credits', 'Verification', 'Callbacks', 'File import', 'Logging and monitoring'];
 
 /** The README's reference table (Markdown), between its markers. */
 export function optionsTable(): string {

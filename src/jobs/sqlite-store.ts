@@ -29,6 +29,17 @@ import { STATUS_CODES } from '../status/catalogue.js';
 import { StorageFullError } from './types.js';
 import { UsernameTakenError, type UserListQuery, type UserRecord, type UserStore } from '../accounts/types.js';
 import { sortUsers, usernameKey } from '../accounts/listing.js';
+import {
+  MAX_BALANCE_MICRO,
+  dayKey,
+  monthOf,
+  planReservation,
+  settlement,
+  type CreditStore,
+  type DailyUsage,
+  type DailyUsageQuery,
+  type ReserveOutcome,
+} from '../accounts/credits.js';
 import type {
   CallbackDelivery,
   CallbackEvent,
@@ -147,6 +158,29 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE UNIQUE INDEX users_by_username ON users (username_key) WHERE username_key IS NOT NULL;
   `,
+  `
+  -- Credits, in micro-credits (integers: sums stay exact). Days are yyyymmdd integers (UTC), in calendar order.
+  -- The packs balance: one row.
+  CREATE TABLE credit_balance (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    packs INTEGER NOT NULL
+  );
+  INSERT INTO credit_balance (id, packs) VALUES (1, 0);
+  -- What each day consumed, open reservations included.
+  CREATE TABLE credit_days (
+    day   INTEGER PRIMARY KEY,
+    free  INTEGER NOT NULL DEFAULT 0,
+    packs INTEGER NOT NULL DEFAULT 0
+  );
+  -- Reservations of jobs not yet settled, by job id (the job may not be stored yet).
+  CREATE TABLE credit_reservations (
+    job_id     TEXT PRIMARY KEY,
+    day        INTEGER NOT NULL,
+    free       INTEGER NOT NULL,
+    packs      INTEGER NOT NULL,
+    unit_price INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** Inputs inserted per statement when a job is created. */
@@ -213,7 +247,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
   return store;
 }
 
-export class SqliteJobStore implements JobStore, UserStore {
+export class SqliteJobStore implements JobStore, UserStore, CreditStore {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
   readonly #options: SqliteStoreOptions;
@@ -554,6 +588,7 @@ export class SqliteJobStore implements JobStore, UserStore {
     // Only a job in progress completes: a job ended meanwhile stays a tombstone, and sends no callback.
     this.#write(() => {
       const { changes } = complete.run([completedOn, Date.parse(completedOn), job]);
+      if (changes > 0) this.#settle(jobId, job);
       if (changes > 0 && callback !== undefined) {
         enqueue.run([
           job,
@@ -585,8 +620,9 @@ export class SqliteJobStore implements JobStore, UserStore {
     );
     // A callback not yet delivered is dropped with the job.
     const dropCallback = this.#statement('DELETE FROM callback_outbox WHERE job = ?');
+    // Its credit reservation is settled with the tombstone, its verified entries counted before they go.
     this.#write(() => {
-      end.run([status, endedOn, job]);
+      if (end.run([status, endedOn, job]).changes > 0) this.#settle(jobId, job);
       dropCallback.run([job]);
     });
     try {
@@ -712,6 +748,144 @@ export class SqliteJobStore implements JobStore, UserStore {
       'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
     );
     this.#write(() => upsert.run([key, value]));
+  }
+
+  async reserveCredits(request: Parameters<CreditStore['reserveCredits']>[0]): Promise<ReserveOutcome> {
+    const { jobId, entries, unitPrice } = request;
+    const cost = entries * unitPrice;
+    if (!Number.isSafeInteger(cost) || cost <= 0) throw new RangeError(`a reservation costs a positive whole number of micro-credits, not ${cost}`);
+    const day = dayKey(request.day);
+    const month = monthOf(request.day);
+    return this.#write(() => {
+      const today = this.#value('SELECT free AS value FROM credit_days WHERE day = ?', [day]) as number | undefined;
+      const plan = planReservation(
+        {
+          freeDaily: request.freeDaily,
+          freeUsedToday: today ?? 0,
+          packs: this.#packs(),
+          monthlyMax: request.monthlyMax,
+          usedThisMonth: this.#value('SELECT TOTAL(free + packs) AS value FROM credit_days WHERE day BETWEEN ? AND ?', [
+            dayKey(month.first),
+            dayKey(month.last),
+          ]) as number,
+        },
+        cost,
+      );
+      if (plan.outcome !== 'reserved') return plan.outcome;
+      this.#statement('UPDATE credit_balance SET packs = packs - ? WHERE id = 1').run([plan.packs]);
+      this.#addToDay(day, plan.free, plan.packs);
+      this.#statement('INSERT INTO credit_reservations (job_id, day, free, packs, unit_price) VALUES (?, ?, ?, ?, ?)').run([
+        jobId,
+        day,
+        plan.free,
+        plan.packs,
+        unitPrice,
+      ]);
+      return 'reserved';
+    });
+  }
+
+  async releaseReservation(jobId: string): Promise<void> {
+    this.#write(() => this.#release(jobId, 0));
+  }
+
+  async settleReservations(): Promise<number> {
+    const open = this.#statement(
+      `SELECT credit_reservations.job_id AS job_id, jobs.sequence AS sequence, jobs.status AS status
+       FROM credit_reservations LEFT JOIN jobs ON jobs.id = credit_reservations.job_id`,
+    ).all() as Row[];
+    let settled = 0;
+    for (const row of open) {
+      if (row['status'] === 'InProgress') continue;
+      const jobId = row['job_id'] as string;
+      // A job never stored (or whose creation did not finish) gives back the whole reservation.
+      if (row['sequence'] === null || row['status'] === CREATING) this.#write(() => this.#release(jobId, 0));
+      else this.#write(() => this.#settle(jobId, row['sequence'] as number));
+      settled++;
+    }
+    return settled;
+  }
+
+  async addCreditPacks(micro: number): Promise<number> {
+    if (!Number.isSafeInteger(micro) || micro <= 0) throw new RangeError(`credits: a positive whole number of micro-credits, not ${micro}`);
+    return this.#write(() => {
+      const packs = this.#packs() + micro;
+      if (packs > MAX_BALANCE_MICRO) throw new RangeError('the credit packs balance would pass its largest value');
+      this.#statement('UPDATE credit_balance SET packs = ? WHERE id = 1').run([packs]);
+      return packs;
+    });
+  }
+
+  async creditBalance(day: string): Promise<{ packs: number; freeUsed: number }> {
+    const freeUsed = this.#value('SELECT free AS value FROM credit_days WHERE day = ?', [dayKey(day)]) as number | undefined;
+    return { packs: this.#packs(), freeUsed: freeUsed ?? 0 };
+  }
+
+  async dailyUsage(query: DailyUsageQuery): Promise<{ data: DailyUsage[]; more: boolean }> {
+    checkLimit(query.limit);
+    if (query.after !== undefined && query.before !== undefined) throw new RangeError('after and before together');
+    const conditions = ['(free > 0 OR packs > 0)'];
+    const parameters: unknown[] = [];
+    const bound = (condition: string, value: number | undefined): void => {
+      if (value === undefined) return;
+      conditions.push(condition);
+      parameters.push(value);
+    };
+    bound('day >= ?', query.since === undefined ? undefined : dayKey(query.since));
+    bound('day <= ?', query.until === undefined ? undefined : dayKey(query.until));
+    bound('day > ?', query.after);
+    bound('day < ?', query.before);
+    const backwards = query.before !== undefined;
+    const rows = this.#statement(
+      `SELECT day, free, packs FROM credit_days WHERE ${conditions.join(' AND ')} ORDER BY day ${backwards ? 'DESC' : 'ASC'} LIMIT ?`,
+    ).all([...parameters, query.limit + 1]) as Row[];
+    const more = rows.length > query.limit;
+    if (more) rows.length = query.limit;
+    if (backwards) rows.reverse();
+    return {
+      data: rows.map((row) => {
+        const day = String(row['day']);
+        return { date: `${day.slice(0, 4)}-${day.slice(4, 6)}-${day.slice(6, 8)}`, freeCredits: row['free'] as number, creditPacks: row['packs'] as number };
+      }),
+      more,
+    };
+  }
+
+  /** The `value` column of a query's first row (undefined without a row). */
+  #value(sql: string, parameters: unknown[]): unknown {
+    return (this.#statement(sql).get(parameters) as Row | undefined)?.['value'];
+  }
+
+  #packs(): number {
+    return this.#value('SELECT packs AS value FROM credit_balance WHERE id = 1', []) as number;
+  }
+
+  #addToDay(day: number, free: number, packs: number): void {
+    this.#statement(
+      `INSERT INTO credit_days (day, free, packs) VALUES (?, ?, ?)
+       ON CONFLICT (day) DO UPDATE SET free = free + excluded.free, packs = packs + excluded.packs`,
+    ).run([day, free, packs]);
+  }
+
+  /**
+   * Closes the reservation of `jobId` (inside a write): the cost of `verified` entries stays consumed, the rest goes
+   * back to the reservation's day and, for packs, to the balance. No reservation: nothing.
+   */
+  #release(jobId: string, verified: number): void {
+    const row = this.#statement('SELECT day, free, packs, unit_price FROM credit_reservations WHERE job_id = ?').get([jobId]) as Row | undefined;
+    if (row === undefined) return;
+    const back = settlement({ free: row['free'] as number, packs: row['packs'] as number, unitPrice: row['unit_price'] as number }, verified);
+    this.#addToDay(row['day'] as number, -back.free, -back.packs);
+    this.#statement('UPDATE credit_balance SET packs = packs + ? WHERE id = 1').run([back.packs]);
+    this.#statement('DELETE FROM credit_reservations WHERE job_id = ?').run([jobId]);
+  }
+
+  /** Settles the reservation of a finished job (inside a write): its entries with a result that are not Duplicate were verified. */
+  #settle(jobId: string, sequence: number): void {
+    if (this.#statement('SELECT 1 FROM credit_reservations WHERE job_id = ?').get([jobId]) === undefined) return;
+    const completed = this.#value('SELECT no_of_completed AS value FROM jobs WHERE sequence = ?', [sequence]) as number;
+    const duplicates = this.#value(`SELECT COUNT(*) AS value FROM entries WHERE job = ? AND status = 'Duplicate'`, [sequence]) as number;
+    this.#release(jobId, completed - duplicates);
   }
 
   /** Checkpoints the WAL into the database file and closes the connection; closing again does nothing. */

@@ -27,6 +27,8 @@ import { Authenticator } from './auth.js';
 import { CaptchaVerifier, type CaptchaOptions } from '../accounts/captcha.js';
 import { captchaStage } from './admission.js';
 import type { UserStore } from '../accounts/types.js';
+import { creditSettings, isCreditStore, type CreditOptions } from '../accounts/credits.js';
+import { creditStage, type CreditAccounting } from './credits.js';
 import { Cursors } from './cursor.js';
 import {
   DEFAULT_BODY_LIMIT,
@@ -95,6 +97,12 @@ export interface ServerOptions {
    * came from: behind a reverse proxy, only with trustProxy set to that proxy.
    */
   readonly rateLimits?: boolean | RateLimitOptions;
+  /**
+   * Credit accounting (absent: not accounted, nothing is refused for credit): unit prices per entry by quality
+   * (default Standard 1, High 2, Extreme 4), free credits per UTC day (default none), the most credits consumed per
+   * UTC month (default no maximum). Decimals allowed, up to six places.
+   */
+  readonly credits?: CreditOptions;
 }
 
 export interface StandaloneOptions extends ServerOptions {
@@ -136,6 +144,11 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   if (typeof options.rootUsername !== 'string' || options.rootUsername === '') {
     throw new Error('mailverify: a root user name is required');
   }
+  // Read before the store opens: a wrong option leaves nothing open.
+  const credits = options.credits === undefined ? null : creditSettings(options.credits);
+  if (credits !== null && options.store !== undefined && !isCreditStore(options.store)) {
+    throw new Error('mailverify: credits are accounted in the store: the given store does not keep credits (CreditStore)');
+  }
   const store = options.store ?? (await openDataDir(options.dataDir ?? DEFAULT_DATA_DIR, app.log));
   const rootId = await rootAccountId(store, app.log);
   const secret = options.tokenSecret ?? (await setting(store, 'secret', () => randomBytes(32).toString('base64url')));
@@ -166,6 +179,12 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
       else app.log.error({ err: error }, 'mailverify: retention purge failed');
     },
   });
+  // Reservations left open by a stop between a reservation and its settlement: settled before any job runs.
+  if (isCreditStore(store)) {
+    const settled = await store.settleReservations();
+    if (settled > 0) app.log.info({ settled }, 'mailverify: credit reservations of finished or unstored jobs settled');
+  }
+  const creditAccounting: CreditAccounting | null = credits === null || !isCreditStore(store) ? null : { settings: credits, store };
   const jobs = await Jobs.open({
     store,
     verifier,
@@ -204,8 +223,13 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     fileImport: resolveImportOptions(options.fileImport),
     secondFactor: newSecondFactorState(),
     // In this order: CAPTCHA (ahead of throttling, so that a refused token takes no place), throttling, then credit
-    // (after it, so that a throttled submission reserves nothing).
-    admission: [captchaStage(new CaptchaVerifier(options.captcha, () => (options.clock ?? realClock).now())), throttlingStage(jobs.clock)],
+    // (last, so that a submission another check refuses reserves nothing).
+    admission: [
+      captchaStage(new CaptchaVerifier(options.captcha, () => (options.clock ?? realClock).now())),
+      throttlingStage(jobs.clock),
+      ...(creditAccounting === null ? [] : [creditStage(creditAccounting, options.clock ?? realClock)]),
+    ],
+    credits: creditAccounting,
   };
 
   // JSON, and multipart for file import: any other body is 415. A multipart body is left unread here: the route

@@ -17,6 +17,7 @@ import { VERSION } from '../version.js';
 import { ProblemError, invalidField } from './problems.js';
 import { accessibleJob, principalOf, requirePermission } from './access.js';
 import { admit } from './admission.js';
+import { LEGACY_CREDIT_PATHS, legacyCreditRoutes } from './credits.js';
 import { addMethodNotAllowed, gone, pathOf, requireCredentials, storeSubmission, streamedJsonRoutes, type ServerContext } from './routes.js';
 import { LEGACY_OPERATIONS } from './schemas/index.js';
 import { canonical, invalidBody, readStreamedSubmission } from './submission.js';
@@ -41,6 +42,8 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
   const { jobs } = context;
   requireCredentials(app, context);
   addMethodNotAllowed(app, PATHS);
+  addMethodNotAllowed(app, LEGACY_CREDIT_PATHS);
+  await legacyCreditRoutes(app, context);
 
   await streamedJsonRoutes(app, (routes) => {
     routes.post('/email-validations', { schema: LEGACY_OPERATIONS.submitJob }, async (request, reply) => {

@@ -21,6 +21,8 @@ export interface Problem {
 const KINDS: Record<number, { type: string; title: string }> = {
   400: { type: '/problems/invalid-request', title: 'Bad Request' },
   401: { type: '/problems/unauthorized', title: 'Unauthorized' },
+  // The other 402 of this server has its own type: /problems/monthly-maximum-exceeded.
+  402: { type: '/problems/insufficient-credit', title: 'Payment Required' },
   403: { type: '/problems/forbidden', title: 'Forbidden' },
   404: { type: '/problems/not-found', title: 'Not Found' },
   405: { type: '/problems/method-not-allowed', title: 'Method Not Allowed' },

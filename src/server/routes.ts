@@ -20,6 +20,7 @@ import { DEFAULT_PAGE_LIMIT, JOB_STATUSES, MAX_PAGE_LIMIT, overviewOf } from './
 import { V2_OPERATIONS } from './schemas/index.js';
 import { TOTP_STEP_PATHS, totpStepRoute, USER_PATHS, userRoutes, type SecondFactorState } from './users.js';
 import { StreamedBody } from './json-body.js';
+import { CREDIT_PACK_PATHS, CREDIT_PATHS, creditRoutes, type CreditAccounting } from './credits.js';
 import {
   invalidBody,
   readStreamedSubmission,
@@ -45,9 +46,11 @@ export interface ServerContext {
   readonly secondFactor: SecondFactorState;
   /** The checks of a valid submission after the user's own limits, in order (src/server/admission.ts). */
   readonly admission: readonly AdmissionStage[];
+  /** Credit accounting; null when credits are not accounted. */
+  readonly credits: CreditAccounting | null;
 }
 
-type Query = Record<string, string | undefined>;
+export type Query = Record<string, string | undefined>;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -101,6 +104,10 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
   const { jobs, auth } = context;
   requireCredentials(app, context);
   addMethodNotAllowed(app, PATHS);
+  // The quality levels, the balance and the daily usage: every 2.x version; credit packs: 2.7 only.
+  addMethodNotAllowed(app, CREDIT_PATHS);
+  if (users) addMethodNotAllowed(app, CREDIT_PACK_PATHS);
+  await creditRoutes(app, context, users);
   // The TOTP step of sign-in: every 2.x version (multi-factor sign-in exists since 2.6). The users: 2.7 only.
   addMethodNotAllowed(app, TOTP_STEP_PATHS);
   await totpStepRoute(app, context);
@@ -226,7 +233,7 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
   async function entriesPage(job: JobRecord, query: Query) {
     const listing = `entries:${job.id}`;
     const given = readStatusFilter(query, (name) => isStatusCode(name), 'status code') as EntryFilter | null;
-    const paging = readPaging(query, listing, given === null ? null : filterKey(given));
+    const paging = readPaging(context.cursors, query, listing, given === null ? null : filterKey(given));
     const filter = given ?? parseFilterKey(paging.filter);
     const page = await jobs.options.store.entries(job.id, {
       ...(paging.after !== undefined && { after: paging.after }),
@@ -234,7 +241,7 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
       limit: paging.limit,
       ...filter,
     });
-    return pageOf(page.data, page.more, paging, (e) => e.index, listing);
+    return pageOf(context.cursors, page.data, page.more, paging, (e) => e.index, listing);
   }
 
   async function listJobs(request: FastifyRequest, query: Query) {
@@ -250,7 +257,7 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
     const statuses = readStatusFilter(query, (name) => (JOB_STATUSES as readonly string[]).includes(name), 'job status');
     const dates = readDates(query);
     const given = statuses === null && dates === '' ? null : `${filterKey(statuses ?? {})}|${dates}`;
-    const paging = readPaging(query, listing, given);
+    const paging = readPaging(context.cursors, query, listing, given);
     const [statusKey = '', dateKey = ''] = paging.filter.split('|');
     const filter = statuses ?? parseFilterKey(statusKey);
     const [since, until] = dateKey.split('~');
@@ -266,52 +273,52 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
       limit: paging.limit,
     });
     const data = page.data.map((job) => ({ job, overview: overview(job) }));
-    const result = pageOf(data, page.more, paging, (item) => item.job.sequence, listing);
+    const result = pageOf(context.cursors, data, page.more, paging, (item) => item.job.sequence, listing);
     return { meta: result.meta, data: result.data.map((item) => item.overview) };
   }
+}
 
-  /** A page with its `meta`: `isTruncated` in the direction of travel, a cursor while another page exists. */
-  function pageOf<T>(data: T[], more: boolean, paging: Paging, keyOf: (item: T) => number, listing: string) {
-    const cameFromPage = paging.after !== undefined || paging.before !== undefined;
-    const meta: { cursor?: string; isTruncated: boolean } = { isTruncated: more };
-    if (data.length > 0 && (more || cameFromPage)) {
-      meta.cursor = context.cursors.encode({
-        listing,
-        filter: paging.filter,
-        limit: paging.limit,
-        first: keyOf(data[0]!),
-        last: keyOf(data[data.length - 1]!),
-      });
-    }
-    return { meta, data };
+/** A page with its `meta`: `isTruncated` in the direction of travel, a cursor while another page exists. */
+export function pageOf<T>(cursors: Cursors, data: T[], more: boolean, paging: Paging, keyOf: (item: T) => number, listing: string) {
+  const cameFromPage = paging.after !== undefined || paging.before !== undefined;
+  const meta: { cursor?: string; isTruncated: boolean } = { isTruncated: more };
+  if (data.length > 0 && (more || cameFromPage)) {
+    meta.cursor = cursors.encode({
+      listing,
+      filter: paging.filter,
+      limit: paging.limit,
+      first: keyOf(data[0]!),
+      last: keyOf(data[data.length - 1]!),
+    });
   }
+  return { meta, data };
+}
 
-  interface Paging {
-    readonly after?: number;
-    readonly before?: number;
-    readonly limit: number;
-    readonly filter: string;
-  }
+export interface Paging {
+  readonly after?: number;
+  readonly before?: number;
+  readonly limit: number;
+  readonly filter: string;
+}
 
-  /**
-   * `limit`, `cursor` and `cursor:prev`. A cursor brings the limit and filter of the listing it came from: a limit
-   * given again replaces it; a filter given again must be the same (400 otherwise).
-   */
-  function readPaging(query: Query, listing: string, givenFilter: string | null): Paging {
-    const limit = readLimit(query['limit']);
-    const next = query['cursor'];
-    const previous = query['cursor:prev'];
-    if (next !== undefined && previous !== undefined) throw invalidField('cursor', 'give cursor or cursor:prev, not both');
-    const parameter = next !== undefined ? 'cursor' : 'cursor:prev';
-    const cursor = next ?? previous;
-    if (cursor === undefined) return { limit: limit ?? DEFAULT_PAGE_LIMIT, filter: givenFilter ?? '' };
-    const state: CursorState = context.cursors.decode(cursor, listing, parameter);
-    if (givenFilter !== null && givenFilter !== state.filter) {
-      throw invalidField(parameter, 'the cursor belongs to a listing with another filter');
-    }
-    const common = { limit: limit ?? state.limit, filter: state.filter };
-    return next !== undefined ? { ...common, after: state.last } : { ...common, before: state.first };
+/**
+ * `limit`, `cursor` and `cursor:prev` of a listing (§13 paging). A cursor brings the limit and filter of the listing
+ * it came from: a limit given again replaces it; a filter given again must be the same (400 otherwise).
+ */
+export function readPaging(cursors: Cursors, query: Query, listing: string, givenFilter: string | null): Paging {
+  const limit = readLimit(query['limit']);
+  const next = query['cursor'];
+  const previous = query['cursor:prev'];
+  if (next !== undefined && previous !== undefined) throw invalidField('cursor', 'give cursor or cursor:prev, not both');
+  const parameter = next !== undefined ? 'cursor' : 'cursor:prev';
+  const cursor = next ?? previous;
+  if (cursor === undefined) return { limit: limit ?? DEFAULT_PAGE_LIMIT, filter: givenFilter ?? '' };
+  const state: CursorState = cursors.decode(cursor, listing, parameter);
+  if (givenFilter !== null && givenFilter !== state.filter) {
+    throw invalidField(parameter, 'the cursor belongs to a listing with another filter');
   }
+  const common = { limit: limit ?? state.limit, filter: state.filter };
+  return next !== undefined ? { ...common, after: state.last } : { ...common, before: state.first };
 }
 
 /** The members of a JSON submission besides `entries` that the 2.x interface reads. */
@@ -381,7 +388,7 @@ const LIST_PARAMETERS = new Set(['status', 'status:include', 'status:exclude']);
  * The query of a request, one string per parameter: a list parameter given several times is the union of its
  * values; any other parameter given twice is ambiguous, 400 naming it.
  */
-function queryOf(request: FastifyRequest): Query {
+export function queryOf(request: FastifyRequest): Query {
   const query: Query = {};
   for (const [name, value] of Object.entries(request.query as Record<string, string | string[] | undefined>)) {
     if (!Array.isArray(value)) {
@@ -440,8 +447,11 @@ function parseFilterKey(key: string): EntryFilter {
   };
 }
 
-/** `createdOn`, `createdOn:since`, `createdOn:until` as `since~until` (inclusive ISO bounds), '' when none. */
-function readDates(query: Query): string {
+/**
+ * `<name>`, `<name>:since`, `<name>:until` (`createdOn` by default) as `since~until` (inclusive ISO bounds), '' when
+ * none. `daysOnly`: each a day (yyyy-mm-dd), not a time.
+ */
+export function readDates(query: Query, name = 'createdOn', daysOnly = false): string {
   const day = /^\d{4}-\d{2}-\d{2}$/;
   const read = (parameter: string, end: boolean): string | undefined => {
     const value = query[parameter];
@@ -450,17 +460,17 @@ function readDates(query: Query): string {
       return `${value}T${end ? '23:59:59.999' : '00:00:00.000'}Z`;
     }
     const time = Date.parse(value);
-    if (Number.isNaN(time) || !/^\d{4}-\d{2}-\d{2}T/.test(value)) {
-      throw invalidField(parameter, 'must be a date (yyyy-mm-dd) or an ISO 8601 time');
+    if (daysOnly || Number.isNaN(time) || !/^\d{4}-\d{2}-\d{2}T/.test(value)) {
+      throw invalidField(parameter, daysOnly ? 'must be a date (yyyy-mm-dd)' : 'must be a date (yyyy-mm-dd) or an ISO 8601 time');
     }
     const iso = new Date(time).toISOString();
     // A time zone can carry the last day of year 9999 into year 10000, which no timestamp of a job can reach.
     if (!/^\d{4}-/.test(iso)) throw invalidField(parameter, 'must be a time from year 0000 to 9999 (UTC)');
     return iso;
   };
-  const on = query['createdOn'];
-  if (on !== undefined && !day.test(on)) throw invalidField('createdOn', 'must be a date (yyyy-mm-dd)');
-  const since = [read('createdOn', false), read('createdOn:since', false)].filter(Boolean).sort().at(-1);
-  const until = [read('createdOn', true), read('createdOn:until', true)].filter(Boolean).sort().at(0);
+  const on = query[name];
+  if (on !== undefined && !day.test(on)) throw invalidField(name, 'must be a date (yyyy-mm-dd)');
+  const since = [read(name, false), read(`${name}:since`, false)].filter(Boolean).sort().at(-1);
+  const until = [read(name, true), read(`${name}:until`, true)].filter(Boolean).sort().at(0);
   return since === undefined && until === undefined ? '' : `${since ?? ''}~${until ?? ''}`;
 }

@@ -63,8 +63,8 @@ describe('serve options: one definition', () => {
     const known: Record<keyof StandaloneOptions, true> = {
       store: true, dataDir: true, rootUsername: true, rootPassword: true, basePath: true, verifier: true, defaultQuality: true,
       defaultRetentionMs: true, tokenLifetimeMs: true, tokenSecret: true, bodyLimit: true, maxEntriesPerJob: true, fileImport: true,
-      callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, rateLimits: true, logger: true, trustProxy: true, https: true,
-      requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true,
+      callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, rateLimits: true, credits: true, logger: true, trustProxy: true,
+      https: true, requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true,
     };
     for (const { target } of SERVE_OPTIONS) {
       const [scope, name] = target.split('.');
@@ -251,5 +251,22 @@ describe('serve options: errors name where the value came from', () => {
     } finally {
       tls.close();
     }
+  });
+});
+
+describe('serve options: credits', () => {
+  it('off by default; --credits with its amounts as given, decimals kept', () => {
+    expect(settings([]).server.credits).toBeUndefined();
+    expect(settings(['--credits']).server.credits).toEqual({});
+    const { server } = settings(['--credits', '--free-daily-credits', '2.5', '--monthly-max-credits', '1000', '--unit-price-high', '0.125'], { MAILVERIFY_UNIT_PRICE_EXTREME: '3.75' });
+    expect(server.credits).toEqual({ freeDailyCredits: 2.5, monthlyMaxCredits: 1000, unitPrices: { High: 0.125, Extreme: 3.75 } });
+    expect(settings([], {}, { credits: true, unitPriceStandard: 0.5 }).server.credits).toEqual({ unitPrices: { Standard: 0.5 } });
+  });
+
+  it('an amount without --credits, with more than six decimal places, or not a number, is a usage error', () => {
+    expect(failure(() => settings(['--free-daily-credits', '5']))).toBe('--free-daily-credits needs --credits (or MAILVERIFY_CREDITS, or the key credits): credits are not accounted without it');
+    expect(failure(() => settings(['--credits', '--unit-price-standard', '0.0000001']))).toMatch(/^--unit-price-standard must be a number of credits .* got 0\.0000001$/);
+    expect(failure(() => settings(['--credits', '--unit-price-high=-1']))).toMatch(/^--unit-price-high must be/);
+    expect(failure(() => settings(['--credits', '--monthly-max-credits', '1e3']))).toMatch(/^--monthly-max-credits must be/);
   });
 });

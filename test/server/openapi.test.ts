@@ -40,7 +40,12 @@ const OPERATIONS = [
     `GET ${v}/email-validations/{id}/entries`,
     `GET ${v}/email-validations/{id}/entries/{index}`,
     `POST ${v}/auth/totp/verifications`,
+    `GET ${v}/email-validations/quality-levels`,
+    `GET ${v}/credits/balance`,
+    `GET ${v}/credits/daily-usage`,
   ]),
+  'POST /v2.7/credits/packs',
+  'GET /v1.4/account-balance',
   'GET /v2.7/users',
   'POST /v2.7/users',
   'GET /v2.7/users/{id}',
@@ -94,6 +99,8 @@ beforeAll(async () => {
     // Small caps, so that a 413 costs little.
     bodyLimit: 64 * 1024,
     fileImport: { maxFileBytes: 16 * 1024, tempDir: dir },
+    // Credits accounted, with enough free credits for the session's jobs.
+    credits: { freeDailyCredits: 1000 },
   });
   origin = await app.listen({ host: '127.0.0.1', port: 0 });
 });
@@ -500,6 +507,22 @@ describe('a session through a real server: every answer as the document says', (
     expect((await call('DELETE', `/v2.7/users/${id}/authentication/totp`)).status).toBe(200);
     expect((await call('DELETE', `/v2.7/users/${id}`)).status).toBe(200);
     expect((await call('GET', `/v2.7/users/${id}`)).status).toBe(410);
+  });
+
+  it('credits: quality levels, balance, daily usage, packs (200, 400), the 1.4 balance, a 402', async () => {
+    for (const v of ['/v2.7', '/v2.6']) {
+      expect((await call('GET', `${v}/email-validations/quality-levels`)).status).toBe(200);
+      expect((await call('GET', `${v}/credits/balance`)).status).toBe(200);
+      expect((await call('GET', `${v}/credits/daily-usage?date:since=2000-01-01&limit=1`)).status).toBe(200);
+    }
+    expect((await call('GET', '/v2.7/credits/daily-usage?date=yesterday')).status).toBe(400);
+    expect((await call('POST', '/v2.7/credits/packs', { json: { credits: 1.5 } })).status).toBe(200);
+    expect((await call('POST', '/v2.7/credits/packs', { json: { credits: 0 } })).status).toBe(400);
+    expect((await call('GET', '/v1.4/account-balance')).status).toBe(200);
+    const entries = Array.from({ length: 300 }, (_, i) => ({ inputData: `u${i}@quick-oas.com` }));
+    const refused = await call('POST', '/v2.7/email-validations', { json: { entries, quality: 'Extreme' } });
+    expect(refused.status).toBe(402);
+    expect(jsonOf(refused).type).toBe('/problems/insufficient-credit');
   });
 
   it('the probes: /health and /ready answer 200 without credentials', async () => {

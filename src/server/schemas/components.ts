@@ -410,6 +410,73 @@ const PassCode: JsonSchema = {
   properties: { passCode: { type: 'string', description: 'The 6-digit code of the authenticator app.' } },
 };
 
+const amount = (description: string): JsonSchema => ({ type: 'number', minimum: 0, description });
+const nullableAmount = (description: string): JsonSchema => ({ type: ['number', 'null'], minimum: 0, description });
+const resetIn: JsonSchema = {
+  type: ['string', 'null'],
+  pattern: '^(\\d+\\.)?\\d{2}:\\d{2}:\\d{2}$',
+  description: 'The time to the next UTC midnight, when the free credits are renewed (`hh:mm:ss`); null without free daily credits.',
+};
+
+/** A balance: the packs under `packs` (`creditPacks` in 2.x, `credits` in 1.4), free credits and their reset time. */
+const balance = (id: string, packs: string, description: string): JsonSchema => ({
+  $id: schemaId(id),
+  type: 'object',
+  description,
+  required: [packs, 'freeCredits', 'freeCreditsResetIn'],
+  additionalProperties: false,
+  properties: {
+    [packs]: amount('Credits of packs, which never expire.'),
+    freeCredits: nullableAmount('Free credits left today (UTC); null without free daily credits.'),
+    freeCreditsResetIn: resetIn,
+  },
+});
+const CreditBalance = balance('CreditBalance', 'creditPacks', 'The account\'s credits now; reservations of running jobs count as spent.');
+const LegacyAccountBalance = balance('LegacyAccountBalance', 'credits', 'The account balance in the 1.4 shape.');
+
+const DailyUsage: JsonSchema = {
+  $id: schemaId('DailyUsage'),
+  type: 'object',
+  description: 'The credits one UTC day consumed (reservations of running jobs included).',
+  required: ['date', 'freeCredits', 'creditPacks'],
+  additionalProperties: false,
+  properties: {
+    date: { type: 'string', format: 'date', description: 'The day (UTC), yyyy-mm-dd.' },
+    freeCredits: amount('Free credits consumed.'),
+    creditPacks: amount('Credits of packs consumed.'),
+  },
+};
+
+const QualityLevel: JsonSchema = {
+  $id: schemaId('QualityLevel'),
+  type: 'object',
+  required: ['id', 'displayName', 'isDefault', 'isCustom', 'unitPrice', 'isUnavailable'],
+  additionalProperties: false,
+  properties: {
+    id: { enum: QUALITIES, description: 'The name a submission gives as `quality`.' },
+    displayName: { type: 'string' },
+    isDefault: flag('The quality of a job that names none.'),
+    isCustom: { const: false, description: 'No custom quality levels.' },
+    unitPrice: amount('Credits per entry.'),
+    isUnavailable: { const: false },
+  },
+};
+
+const QualityLevels: JsonSchema = {
+  $id: schemaId('QualityLevels'),
+  type: 'object',
+  required: ['data'],
+  additionalProperties: false,
+  properties: { data: { type: 'array', items: ref('QualityLevel') } },
+};
+
+const CreditPack: JsonSchema = {
+  $id: schemaId('CreditPack'),
+  type: 'object',
+  required: ['credits'],
+  properties: { credits: { type: 'number', exclusiveMinimum: 0, description: 'The credits to add to the packs (at most six decimal places).' } },
+};
+
 /** Every shared schema, added to the server's Fastify instance (`addSchema`). */
 export const SHARED_SCHEMAS: readonly JsonSchema[] = [
   Problem,
@@ -434,4 +501,11 @@ export const SHARED_SCHEMAS: readonly JsonSchema[] = [
   UserDetail,
   TotpEnrolment,
   PassCode,
+  CreditBalance,
+  LegacyAccountBalance,
+  DailyUsage,
+  page('DailyUsagePage', 'DailyUsage', 'The days with consumption, oldest first.'),
+  QualityLevel,
+  QualityLevels,
+  CreditPack,
 ];

@@ -83,6 +83,13 @@ const CAPTCHA = {
   ),
   503: problem('Type `/problems/captcha-provider-unavailable`: the CAPTCHA provider could not be asked; nothing was stored, send it again after `Retry-After`.', RETRY_AFTER),
 };
+/** A submission refused for credit (credits accounted only). */
+const NO_CREDIT = {
+  402: problem(
+    'Credits are accounted and the job costs more than the free credits left today and the credit packs ' +
+      '(`/problems/insufficient-credit`), or would take the month past its maximum (`/problems/monthly-maximum-exceeded`).',
+  ),
+};
 /** A submission refused for a full disk (nothing stored). */
 const DISK_FULL = { 507: problem('The disk holding the data is full: nothing was stored; try again after `Retry-After`.', RETRY_AFTER) };
 /** A deletion refused for a full disk (the job is as it was). */
@@ -158,6 +165,7 @@ export const V2_OPERATIONS = {
       400: problem('A field is missing or not valid (`detail` names its JSON path), the JSON is malformed, or the file holds no entry.'),
       ...WITH_BODY,
       ...DISK_FULL,
+      ...NO_CREDIT,
       ...GUARDED,
       401: CAPTCHA[401],
       503: problem(
@@ -267,6 +275,7 @@ export const LEGACY_OPERATIONS = {
       400: problem('A field is missing or not valid (`detail` names its JSON path), or the JSON is malformed.'),
       ...WITH_BODY,
       ...DISK_FULL,
+      ...NO_CREDIT,
       ...GUARDED,
       ...CAPTCHA,
     },
@@ -406,5 +415,54 @@ export const USER_OPERATIONS = {
       ...WITH_BODY,
       '5xx': FAILED,
     },
+  },
+} as const;
+
+const NOT_ACCOUNTED = problem('Credits are not accounted on this server.');
+
+/** Credits and quality levels (the 2.x versions; packs under /v2.7 only) and the 1.4 account balance. */
+export const CREDIT_OPERATIONS = {
+  listQualityLevels: {
+    operationId: 'listQualityLevels',
+    summary: 'The quality levels and their unit prices (whether or not credits are accounted)',
+    response: { 200: json('The quality levels.', ref('QualityLevels')), ...GUARDED },
+  },
+  getBalance: {
+    operationId: 'getCreditBalance',
+    summary: 'The account\'s credit balance (needs credits:read-balance, account-wide)',
+    response: { 200: json('The balance.', ref('CreditBalance')), 404: NOT_ACCOUNTED, ...GUARDED },
+  },
+  listDailyUsage: {
+    operationId: 'listCreditDailyUsage',
+    summary: 'Credits consumed per UTC day, oldest first (needs credits:read-usage, account-wide)',
+    querystring: query({
+      date: { type: 'string', format: 'date', description: 'This day only (UTC).' },
+      'date:since': { type: 'string', format: 'date', description: 'From this day on (yyyy-mm-dd).' },
+      'date:until': { type: 'string', format: 'date', description: 'Up to this day (yyyy-mm-dd).' },
+      ...paging,
+    }),
+    response: {
+      200: json('A page of days.', ref('DailyUsagePage')),
+      400: problem('A query parameter is not valid, or a cursor of another listing; `detail` names it.'),
+      404: NOT_ACCOUNTED,
+      ...GUARDED,
+    },
+  },
+  addCreditPacks: {
+    operationId: 'addCreditPacks',
+    summary: 'Add credit packs to the balance (root and administrators)',
+    body: ref('CreditPack'),
+    response: {
+      200: json('The new balance.', ref('CreditBalance')),
+      400: problem('`credits` is missing, not above 0, or has more than six decimal places.'),
+      404: NOT_ACCOUNTED,
+      ...WITH_BODY,
+      ...GUARDED,
+    },
+  },
+  getLegacyBalance: {
+    operationId: 'getAccountBalance',
+    summary: 'The account balance (needs credits:read-balance, account-wide)',
+    response: { 200: json('The balance.', ref('LegacyAccountBalance')), 404: NOT_ACCOUNTED, ...GUARDED },
   },
 } as const;
