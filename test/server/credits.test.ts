@@ -210,6 +210,20 @@ describe('free daily credits, packs and the UTC day', () => {
     }
     expect((await addPacks(server, 0.000001)).body.creditPacks).toBe(1.700001);
   });
+
+  it('daily usage and balances are gzipped for a client that accepts it (past the 1 KiB below which it does not pay)', async () => {
+    for (let day = 0; day < 30; day++) {
+      clock.advance(24 * 3_600_000);
+      await runJob(server, addresses(1));
+    }
+    const answer = await fetch(`${server.origin}/v2.7/credits/daily-usage?limit=100`, { headers: { authorization: ROOT_AUTH, 'accept-encoding': 'gzip' } });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-encoding')).toBe('gzip');
+    // fetch inflates it: the same document as without compression.
+    const body = (await answer.json()) as { data: unknown[] };
+    expect(body).toEqual(await usage(server, '?limit=100'));
+    expect(body.data).toHaveLength(32);
+  });
 });
 
 describe('the monthly maximum', () => {
