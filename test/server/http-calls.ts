@@ -1,5 +1,6 @@
-// Requests of the account tests to a real listening server: fetch over HTTP, node:https over TLS (with a client
-// certificate when given), credentials defaulting to the root's, the answer's JSON parsed.
+// Requests of the server tests to a real listening server: fetch over HTTP, node:https over TLS (with a client
+// certificate when given), credentials defaulting to the root's, the answer read whole (and, through `callerAs`, its
+// JSON parsed).
 import { request as httpsRequest } from 'node:https';
 import type { CertifiedKey } from '../lab/tls-ca.js';
 
@@ -23,10 +24,19 @@ export interface CallOptions {
   readonly json?: unknown;
   readonly patch?: unknown;
   /** A body sent as given (its Content-Type in `headers`). */
-  readonly raw?: string;
+  readonly raw?: string | Uint8Array;
   readonly headers?: Record<string, string>;
   /** HTTPS: the client certificate to present. */
   readonly client?: CertifiedKey;
+  /** HTTP: 'manual' to answer with a redirect rather than follow it (over TLS redirects are never followed). */
+  readonly redirect?: 'manual';
+}
+
+/** An answer whose body is read whole as text, not parsed. */
+export interface Reply {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
 }
 
 export type Call = (server: Endpoint, method: string, path: string, options?: CallOptions) => Promise<Answer>;
@@ -34,23 +44,34 @@ export type Call = (server: Endpoint, method: string, path: string, options?: Ca
 /** `call` with `rootAuthorization` as the Authorization header of requests that do not name one. */
 export function callerAs(rootAuthorization: string): Call {
   return async (server, method, path, options = {}) => {
-    const headers: Record<string, string> = { ...options.headers };
-    const authorization = options.authorization === undefined ? rootAuthorization : options.authorization;
-    if (authorization !== null) headers['authorization'] = authorization;
-    let body: string | undefined;
-    if (options.json !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(options.json);
-    } else if (options.patch !== undefined) {
-      headers['content-type'] = 'application/json-patch+json';
-      body = JSON.stringify(options.patch);
-    } else if (options.raw !== undefined) {
-      body = options.raw;
-    }
-    if (server.ca !== undefined) return overTls(server, method, path, headers, body, options.client);
-    const response = await fetch(`${server.origin}${path}`, { method, headers, ...(body !== undefined && { body }) });
-    return { status: response.status, headers: response.headers, body: parsed(await response.text()) };
+    const reply = await exchange(server, method, path, rootAuthorization, options);
+    return { status: reply.status, headers: reply.headers, body: parsed(reply.text) };
   };
+}
+
+/** A request with `rootAuthorization` unless `options` names another Authorization (or null for none); its answer's text. */
+export async function exchange(server: Endpoint, method: string, path: string, rootAuthorization: string, options: CallOptions = {}): Promise<Reply> {
+  const headers: Record<string, string> = { ...options.headers };
+  const authorization = options.authorization === undefined ? rootAuthorization : options.authorization;
+  if (authorization !== null) headers['authorization'] = authorization;
+  let body: string | Uint8Array | undefined;
+  if (options.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  } else if (options.patch !== undefined) {
+    headers['content-type'] = 'application/json-patch+json';
+    body = JSON.stringify(options.patch);
+  } else if (options.raw !== undefined) {
+    body = options.raw;
+  }
+  if (server.ca !== undefined) return overTls(server, method, path, headers, body, options.client);
+  const response = await fetch(`${server.origin}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined && { body }),
+    ...(options.redirect !== undefined && { redirect: options.redirect }),
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
 }
 
 /** A JSON body parsed; any other text (the metrics' exposition) as it is. */
@@ -60,7 +81,7 @@ function parsed(text: string): unknown {
 }
 
 /** A request over its own TLS connection, trusting the server's CA, with `client`'s certificate when given. */
-function overTls(server: Endpoint, method: string, path: string, headers: Record<string, string>, body: string | undefined, client?: CertifiedKey): Promise<Answer> {
+function overTls(server: Endpoint, method: string, path: string, headers: Record<string, string>, body: string | Uint8Array | undefined, client?: CertifiedKey): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const sent = httpsRequest(
       `${server.origin}${path}`,
@@ -72,7 +93,7 @@ function overTls(server: Endpoint, method: string, path: string, headers: Record
         response.on('end', () => {
           const answerHeaders = new Headers();
           for (const [name, value] of Object.entries(response.headers)) if (typeof value === 'string') answerHeaders.set(name, value);
-          resolve({ status: response.statusCode!, headers: answerHeaders, body: parsed(text) });
+          resolve({ status: response.statusCode!, headers: answerHeaders, text });
         });
         response.on('error', reject);
       },

@@ -1,4 +1,5 @@
-// An HTTP client for server tests: calls with HTTP Basic through fetch, their answers read whole; and for the tests of
+// An HTTP client for server tests: calls with HTTP Basic through http-calls.ts's `exchange`, their answers read whole
+// and their JSON read leniently; and for the tests of
 // throttling, per-user submission limits and request rate limits, a listening server of their own (jobs offline,
 // syntax checks only, in a fresh data folder) with users made by root.
 import { randomUUID } from 'node:crypto';
@@ -8,10 +9,12 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import { createServer, type StandaloneOptions } from '../../src/server/app.js';
+import { basic, exchange } from './http-calls.js';
+
+export { basic };
 
 export const ROOT = 'root';
 export const ROOT_PASSWORD = 'limits test root password';
-export const basic = (username: string, password: string): string => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 export const ROOT_AUTH = basic(ROOT, ROOT_PASSWORD);
 
 export interface Answer {
@@ -33,30 +36,29 @@ export interface Call {
   readonly forwardedFor?: string;
 }
 
-/** A request to the server at `origin`, with `rootAuth` unless the request says otherwise; its answer read whole. */
+/** A request to the server at `origin`, with `rootAuth` unless the request says otherwise, not following redirects; its
+ * answer read whole, its body the text's JSON (undefined when it is not JSON). */
 export async function callServer(origin: string, rootAuth: string, method: string, path: string, request: Call = {}): Promise<Answer> {
   const headers: Record<string, string> = {};
-  const auth = request.auth === undefined ? rootAuth : request.auth;
-  if (auth !== null) headers['authorization'] = auth;
   if (request.accept !== undefined) headers['accept'] = request.accept;
   if (request.forwardedFor !== undefined) headers['x-forwarded-for'] = request.forwardedFor;
-  let body: string | Uint8Array | undefined;
-  if (request.json !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(request.json);
-  } else if (request.raw !== undefined) {
-    headers['content-type'] = request.type ?? 'application/json';
-    body = request.raw;
-  }
-  const response = await fetch(`${origin}${path}`, { method, headers, body, redirect: 'manual' });
-  const text = await response.text();
-  let parsed: unknown;
+  if (request.json === undefined && request.raw !== undefined) headers['content-type'] = request.type ?? 'application/json';
+  const reply = await exchange({ origin }, method, path, rootAuth, {
+    ...(request.auth !== undefined && { authorization: request.auth }),
+    ...(request.json !== undefined && { json: request.json }),
+    ...(request.raw !== undefined && { raw: request.raw }),
+    headers,
+    redirect: 'manual',
+  });
+  return { ...reply, body: lenientJson(reply.text) };
+}
+
+function lenientJson(text: string): unknown {
   try {
-    parsed = text === '' ? undefined : JSON.parse(text);
+    return text === '' ? undefined : JSON.parse(text);
   } catch {
-    parsed = undefined;
+    return undefined;
   }
-  return { status: response.status, headers: response.headers, text, body: parsed };
 }
 
 export interface Running {
