@@ -25,7 +25,7 @@ import { openSqliteStore } from '../jobs/sqlite-store.js';
 import { StorageFullError, type JobStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
 import { CaptchaVerifier, type CaptchaOptions } from '../accounts/captcha.js';
-import { captchaStage } from './admission.js';
+import { captchaStage } from './captcha.js';
 import type { UserStore } from '../accounts/types.js';
 import { creditSettings, isCreditStore, type CreditOptions } from '../accounts/credits.js';
 import { creditStage, type CreditAccounting } from './credits.js';

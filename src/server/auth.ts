@@ -25,7 +25,7 @@ import { SignInLimiter } from '../accounts/sign-in-limits.js';
 import type { UserRecord, UserStore } from '../accounts/types.js';
 import type { Principal } from './access.js';
 import { verifiedClientName } from './client-certificate.js';
-import { ProblemError } from './problems.js';
+import { ProblemError, tooManyRequests } from './problems.js';
 
 export interface RootAccount {
   /** A stable UUID kept with the data: the owner of its jobs and the `sub` of its tokens. */
@@ -163,7 +163,7 @@ export class Authenticator {
   async signIn(username: string, password: string, address: string): Promise<Principal> {
     const retryAfter = this.limiter.retryAfter(username, address);
     if (retryAfter > 0) {
-      throw new ProblemError(429, 'Too many failed sign-ins: try again later.', '/problems/too-many-requests', { 'Retry-After': String(retryAfter) });
+      throw tooManyRequests('Too many failed sign-ins', retryAfter * 1000);
     }
     const fail = (): never => {
       this.limiter.recordFailure(username, address);

@@ -64,6 +64,15 @@ export function invalidField(path: string, problem: string): ProblemError {
   return new ProblemError(400, `${path}: ${problem}`, '/problems/invalid-field');
 }
 
+/**
+ * 429 (`/problems/too-many-requests`) for `reason`, with `Retry-After` in whole seconds, at least 1 (RFC 9110 §10.2.3),
+ * said in the detail too. The one answer of every limit: failed sign-ins, request rates, throttling rules.
+ */
+export function tooManyRequests(reason: string, waitMs: number): ProblemError {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new ProblemError(429, `${reason}: try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, undefined, { 'Retry-After': String(seconds) });
+}
+
 /** Seconds a client is asked to wait before trying again a request refused for a full disk. */
 const FULL_DISK_RETRY_AFTER_S = 10;
 

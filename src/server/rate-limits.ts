@@ -16,7 +16,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../jobs/clock.js';
 import { clientAddress } from './auth.js';
-import { ProblemError } from './problems.js';
+import { tooManyRequests } from './problems.js';
 import { pathOf } from './routes.js';
 
 export interface RateLimitOptions {
@@ -101,10 +101,6 @@ export class MemoryRateLimitStore implements RateLimitStore {
 const V2 = /^\/v2\.\d+(?:\/|$)/;
 const V14 = /^\/v1\.4(?:\/|$)/;
 
-function tooManyRequests(waitMs: number, detail: string): ProblemError {
-  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-  return new ProblemError(429, `${detail} Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, undefined, { 'Retry-After': String(seconds) });
-}
 
 /**
  * Adds the limits to `app` as a request hook: called before the routes are registered, it runs ahead of their hooks,
@@ -125,11 +121,11 @@ export function addRateLimits(app: FastifyInstance, base: string, clock: Clock, 
     const ip = clientAddress(request);
     if (V2.test(rest)) {
       const waitMs = await store.takeToken(ip, bucket, clock.now());
-      if (waitMs > 0) throw tooManyRequests(waitMs, `More than ${perSecond} requests per second from this address.`);
+      if (waitMs > 0) throw tooManyRequests(`More than ${perSecond} requests per second from this address`, waitMs);
     } else if (V14.test(rest)) {
       if (!(await store.enter(ip, maxInFlight))) {
         // No time is known at which one of them ends: the shortest wait a client can be told.
-        throw tooManyRequests(0, `${maxInFlight} requests from this address are in progress already.`);
+        throw tooManyRequests(`${maxInFlight} requests from this address are in progress already`, 0);
       }
       // 'close' comes once the answer is sent, or when the connection ends first (an aborted request).
       reply.raw.once('close', () => {

@@ -7,7 +7,7 @@ import { Throttle } from '../accounts/throttling.js';
 import type { Clock } from '../jobs/clock.js';
 import type { AdmissionStage } from './admission.js';
 import { clientAddress } from './auth.js';
-import { ProblemError } from './problems.js';
+import { tooManyRequests } from './problems.js';
 
 export function throttlingStage(clock: Clock): AdmissionStage {
   const throttle = new Throttle(() => clock.now());
@@ -18,13 +18,7 @@ export function throttlingStage(clock: Clock): AdmissionStage {
       if (principal.isRoot || rules === undefined) return;
       const decision = throttle.take(principal.id, clientAddress(request), rules);
       if (!decision.admitted) {
-        const seconds = decision.retryAfterSeconds;
-        throw new ProblemError(
-          429,
-          `This user's throttling rules allow no more submissions now: try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
-          undefined,
-          { 'Retry-After': String(seconds) },
-        );
+        throw tooManyRequests('This user\'s throttling rules allow no more submissions now', decision.retryAfterSeconds * 1000);
       }
       return { giveBack: () => decision.slot.giveBack() };
     },
