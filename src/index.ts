@@ -18,7 +18,7 @@ export type { StatusCode, SyntaxStatus, StatusGroup, Classification } from './st
 export { PROVIDER_RULES } from './syntax/provider-rules.js';
 export type { ProviderRule } from './syntax/provider-rules.js';
 export { createVerifier } from './engine/verifier.js';
-export type { Verifier, VerifierOptions, SmtpOptions, VerifyManyOptions, BatchInput, BatchProgress, Checks, Quality } from './engine/verifier.js';
+export type { Verifier, VerifierOptions, SmtpOptions, VerifyManyOptions, BatchInput, BatchProgress, Checks, Quality, QualityLevel, OverrideRule } from './engine/verifier.js';
 export { combineObservers } from './engine/observer.js';
 export type {
   VerifierObserver,

@@ -11,7 +11,8 @@ import { typoSuggestions } from './offline.js';
 import { checkOptionNames, type OptionNames } from '../options/names.js';
 import { networkStages, offlineStages, type Flags, type StageContext } from './stages.js';
 import type { ProbeOwner, ProbeTimeouts } from '../smtp/prober.js';
-import { QUALITIES, type Quality } from './quality.js';
+import { checkQuality, type Quality, type QualityLevel } from './quality.js';
+import { checkOverrideRules, compileOverrides, type OverrideMatcher, type OverrideRule } from './overrides.js';
 import type { StatusCode } from '../status/catalogue.js';
 import type { Suggester } from '../suggest/suggest.js';
 import { parseWithPositions } from '../syntax/parse.js';
@@ -57,21 +58,35 @@ export interface VerifyManyOptions {
   /** Addresses read ahead of the consumer (default 10,000): bounds memory, not speed. */
   readAhead?: number;
   /**
-   * This batch's quality level, instead of the verifier's: its passes over transient results and its SMTP timeouts
-   * (options the verifier was given explicitly, such as `passes` or `smtp.commandTimeoutMs`, still apply).
+   * This batch's quality level, instead of the verifier's: its passes over transient results, the wait between them
+   * and its SMTP timeouts. With a standard level, options the verifier was given explicitly (`passes`,
+   * `smtp.commandTimeoutMs`...) still apply; a custom level's own figures win over them.
    */
-  quality?: Quality;
+  quality?: Quality | QualityLevel;
+  /** Override rules for this batch, tried before the verifier's (docs/verification.md#override-rules). */
+  overrides?: readonly OverrideRule[];
   /** Passes over transient results for this batch, instead of its quality level's. */
   passes?: number;
+}
+
+/** What a quality level sets on a verifier: passes, the wait between them, and the SMTP timeouts. */
+export interface LevelSettings {
+  readonly passes: number;
+  readonly passDelayMs: number;
+  readonly timeouts: ProbeTimeouts;
 }
 
 /** What the batch needs of its verifier: the stages, the pass settings, and the waits that close() cuts short. */
 export interface BatchContext extends StageContext {
   readonly syntax: SyntaxPolicy;
-  readonly passes: number;
-  readonly passDelayMs: number;
-  /** A quality level's passes and SMTP timeouts on this verifier (its explicit options still win). */
-  readonly qualityLevel: (quality: Quality) => { readonly passes: number; readonly timeouts: ProbeTimeouts };
+  /** The verifier's own quality level: passes, the wait between them, SMTP timeouts. */
+  readonly level: LevelSettings;
+  /** Another quality level on this verifier (a batch's). */
+  readonly qualityLevel: (quality: Quality | QualityLevel) => LevelSettings;
+  /** The verifier's override rules, checked. */
+  readonly overrides: readonly OverrideRule[];
+  /** The same, compiled; null without rules. */
+  readonly overrideMatcher: OverrideMatcher | null;
   readonly suggester: Suggester | null;
   readonly classify: (status: StatusCode) => string;
   readonly transient: ReadonlySet<StatusCode>;
@@ -95,6 +110,7 @@ const BATCH_OPTION_NAMES: OptionNames = {
   readAhead: true,
   quality: true,
   passes: true,
+  overrides: true,
 };
 
 /** An address in the window that needs the network stages. */
@@ -121,8 +137,8 @@ interface DedupeGroup {
   readonly waiting: { index: number; inputData: string; custom: string | undefined; parsed: ParsedAddress | null }[];
 }
 
-type BatchOptions = Required<Omit<VerifyManyOptions, 'signal' | 'onProgress' | 'passes' | 'quality'>> &
-  Pick<VerifyManyOptions, 'signal' | 'onProgress' | 'passes' | 'quality'>;
+type Optional = 'signal' | 'onProgress' | 'passes' | 'quality' | 'overrides';
+type BatchOptions = Required<Omit<VerifyManyOptions, Optional>> & Pick<VerifyManyOptions, Optional>;
 
 /** verifyMany's options, checked: a name that does not exist is an error, never ignored. */
 export function batchOptions(options: VerifyManyOptions | undefined): BatchOptions {
@@ -131,7 +147,7 @@ export function batchOptions(options: VerifyManyOptions | undefined): BatchOptio
   checkOptionNames(options, BATCH_OPTION_NAMES, 'verifyMany');
   const fail = (name: string, expected: string, value: unknown) =>
     new TypeError(`verifyMany: option ${name} must be ${expected}, got ${typeof value === 'function' ? 'a function' : JSON.stringify(value) ?? String(value)}`);
-  const { deduplication = 'Off', order = 'completion', priority = DEFAULT_PRIORITY, readAhead = DEFAULT_READ_AHEAD, signal, onProgress, passes, quality } = options;
+  const { deduplication = 'Off', order = 'completion', priority = DEFAULT_PRIORITY, readAhead = DEFAULT_READ_AHEAD, signal, onProgress, passes } = options;
   if (!DEDUPLICATION_MODES.includes(deduplication)) throw fail('deduplication', DEDUPLICATION_MODES.join(', '), deduplication);
   if (order !== 'completion' && order !== 'input') throw fail('order', "'completion' or 'input'", order);
   if (!Number.isInteger(priority) || priority < 0 || priority > 255) throw fail('priority', 'an integer from 0 to 255', priority);
@@ -139,14 +155,18 @@ export function batchOptions(options: VerifyManyOptions | undefined): BatchOptio
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw fail('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') throw fail('onProgress', 'a function', onProgress);
   if (passes !== undefined && !(Number.isInteger(passes) && passes >= 1)) throw fail('passes', 'a positive integer', passes);
-  if (quality !== undefined && !QUALITIES.includes(quality)) throw fail('quality', QUALITIES.join(', '), quality);
-  return { deduplication, order, priority, readAhead, signal, onProgress, passes, quality };
+  const quality = options.quality === undefined ? undefined : checkQuality(options.quality, 'verifyMany: option quality');
+  const overrides = options.overrides === undefined ? undefined : checkOverrideRules(options.overrides, 'verifyMany: option overrides');
+  return { deduplication, order, priority, readAhead, signal, onProgress, passes, quality, overrides };
 }
 
 export class BatchRun {
   private readonly owner: ProbeOwner & { withdrawn: boolean };
   /** Passes over transient results: the batch's own, its quality level's, or the verifier's. */
   private readonly passes: number;
+  private readonly passDelayMs: number;
+  /** The batch's override rules, then the verifier's; null without any. */
+  private readonly overrideOf: OverrideMatcher | null;
   /** Finished entries not yet taken: in completion order, or by index for input order. */
   private readonly ready: (Entry | undefined)[] = [];
   private readyHead = 0;
@@ -191,7 +211,9 @@ export class BatchRun {
   ) {
     const level = options.quality === undefined ? undefined : context.qualityLevel(options.quality);
     this.owner = { priority: options.priority, withdrawn: false, ...(level !== undefined && { timeouts: level.timeouts }) };
-    this.passes = options.passes ?? level?.passes ?? context.passes;
+    this.passes = options.passes ?? (level ?? context.level).passes;
+    this.passDelayMs = (level ?? context.level).passDelayMs;
+    this.overrideOf = options.overrides === undefined || options.overrides.length === 0 ? context.overrideMatcher : compileOverrides(options.overrides, context.overrides);
     this.dedupe = options.deduplication === 'Off' ? null : new Map();
     if (typeof inputs === 'string' || typeof inputs !== 'object' || inputs === null) {
       throw new TypeError('verifyMany: inputs must be an iterable or async iterable of addresses');
@@ -435,7 +457,7 @@ export class BatchRun {
       );
     }
     const flags: Flags = { isDisposableEmailAddress: false, isRoleAccount: false, isFreeEmailAddress: false };
-    const offline = offlineStages(parsed, domainStart, this.context, flags);
+    const offline = offlineStages(parsed, domainStart, this.context, flags, this.overrideOf);
     const address: Address = {
       index,
       inputData,
@@ -448,7 +470,7 @@ export class BatchRun {
       status: offline.status ?? 'UnhandledException',
       hasMx: false,
     };
-    if (offline.status !== null) return this.finishAddress(address, offline.syntaxFailureIndex);
+    if (offline.status !== null) return this.finishAddress(address, offline.syntaxFailureIndex, offline.classification);
     this.runPass(address);
   }
 
@@ -478,7 +500,7 @@ export class BatchRun {
   }
 
   private schedulePass(address: Address): void {
-    this.passQueue.push({ address, dueAt: performance.now() + this.context.passDelayMs });
+    this.passQueue.push({ address, dueAt: performance.now() + this.passDelayMs });
     if (this.passTimer === null) this.armPassTimer();
   }
 
@@ -493,7 +515,8 @@ export class BatchRun {
     }, Math.max(0, head.dueAt - performance.now()));
   }
 
-  private finishAddress(address: Address, syntaxFailureIndex?: number): void {
+  /** `classification`: an override rule's, instead of the status's. */
+  private finishAddress(address: Address, syntaxFailureIndex?: number, classification?: string): void {
     const { parsed, status } = address;
     const suggestions = typoSuggestions(this.context.suggester, parsed, address.hasMx);
     if (address.dedupe !== null) address.dedupe.hasMx = address.hasMx;
@@ -502,7 +525,7 @@ export class BatchRun {
         index: address.index,
         inputData: address.inputData,
         status,
-        classification: this.context.classify(status),
+        classification: classification ?? this.context.classify(status),
         parsed,
         flags: address.flags,
         syntaxFailureIndex,

@@ -24,9 +24,19 @@ export const LEGACY_STATUS_OF: Readonly<Partial<Record<StatusCode, StatusCode>>>
   ServerTemporaryUnavailable: 'MailboxTemporarilyUnavailable',
   // The fake-recipient test could not run: reported as catch-all, as 1.4 did.
   ServerDoesNotAllowMultipleRecipients: 'ServerIsCatchAll',
-  // Classification overrides do not exist in 1.4, and the engine never produces this status; a total function needs
-  // an answer.
+  // An override rule's entry is written by its classification (OVERRIDE_STATUS_OF); this is the answer for a custom
+  // classification, or when none is known.
   OverrideMatch: 'UnhandledException',
+});
+
+/**
+ * The legacy status of an OverrideMatch entry, by the classification its rule named: the status that stands for that
+ * classification in 1.4. Unknown and custom classifications: UnhandledException (LEGACY_STATUS_OF).
+ */
+export const OVERRIDE_STATUS_OF: Readonly<Record<string, StatusCode>> = Object.freeze({
+  Deliverable: 'Success',
+  Undeliverable: 'MailboxDoesNotExist',
+  Risky: 'ServerIsCatchAll',
 });
 
 export interface LegacyEntry {
@@ -55,8 +65,11 @@ export interface LegacyEntry {
   isNetworkFailure: boolean;
 }
 
-/** The legacy status written for `status`. */
-export function legacyStatusOf(status: StatusCode): StatusCode {
+/** The legacy status written for `status` (and, for OverrideMatch, the classification of the entry). */
+export function legacyStatusOf(status: StatusCode, classification?: string): StatusCode {
+  if (status === 'OverrideMatch' && classification !== undefined && Object.hasOwn(OVERRIDE_STATUS_OF, classification)) {
+    return OVERRIDE_STATUS_OF[classification]!;
+  }
   return LEGACY_STATUS_OF[status] ?? status;
 }
 
@@ -73,7 +86,7 @@ const SHORTHANDS: ReadonlyArray<readonly [keyof LegacyEntry, StatusGroup]> = [
 
 /** The legacy 1.4 form of an entry: fields in the legacy order, absent ones left out but `syntaxFailureIndex`. */
 export function toLegacyEntry(entry: Entry): LegacyEntry {
-  const status = legacyStatusOf(entry.status);
+  const status = legacyStatusOf(entry.status, entry.classification);
   const legacy = { inputData: entry.inputData, status, completedOn: entry.completedOn } as LegacyEntry;
   if (entry.emailAddress !== undefined) legacy.emailAddress = entry.emailAddress;
   if (entry.asciiEmailAddressDomainPart !== undefined) legacy.asciiEmailAddressDomainPart = entry.asciiEmailAddressDomainPart;

@@ -12,10 +12,11 @@ import { syntaxPolicyOf, type SyntaxPolicy } from '../syntax/policy.js';
 import type { ParsedAddress } from '../syntax/types.js';
 import { makeEntry, type Entry } from './entry.js';
 import { offlineStages, type Flags, type StageContext } from './stages.js';
+import { checkOverrideRules, compileOverrides } from './overrides.js';
 import type { VerifierOptions } from './verifier.js';
 
 /** The verifier options the offline stages read; the rest (DNS, SMTP, passes) has no effect offline. */
-export type OfflineOptions = Pick<VerifierOptions, 'syntax' | 'allowPrivateAddresses' | 'lists' | 'suggestions' | 'classifications'>;
+export type OfflineOptions = Pick<VerifierOptions, 'syntax' | 'allowPrivateAddresses' | 'lists' | 'suggestions' | 'classifications' | 'overrides'>;
 
 /** The classification of a status: the options' own names first, else the default. */
 export function classifierOf(classifications: VerifierOptions['classifications']): (status: StatusCode) => string {
@@ -35,6 +36,7 @@ export function createOfflineCheck(options: OfflineOptions = {}): OfflineCheck {
   const syntax: SyntaxPolicy = syntaxPolicyOf(options.syntax, 'createVerifier', 'syntax.');
   const classify = classifierOf(options.classifications);
   const suggester = options.suggestions === false ? null : createSuggester();
+  const overrideOf = compileOverrides(options.overrides === undefined ? [] : checkOverrideRules(options.overrides, 'createVerifier: option overrides'));
   // Only the offline stages read this context: no DNS, no prober.
   const context = { checks: 'syntax', lists: createLists(options.lists), allowPrivateAddresses: options.allowPrivateAddresses === true } as StageContext;
 
@@ -45,12 +47,12 @@ export function createOfflineCheck(options: OfflineOptions = {}): OfflineCheck {
       return makeEntry({ index, inputData, status, classification: classify(status), syntaxFailureIndex, custom });
     }
     const flags: Flags = { isDisposableEmailAddress: false, isRoleAccount: false, isFreeEmailAddress: false };
-    const offline = offlineStages(parsed, domainStart, context, flags);
+    const offline = offlineStages(parsed, domainStart, context, flags, overrideOf);
     // With checks 'syntax' the offline stages always decide.
     const status = offline.status ?? 'UnhandledException';
-    const syntaxFailureIndex = offline.status === null ? undefined : offline.syntaxFailureIndex;
+    const { syntaxFailureIndex, classification = classify(status) } = offline.status === null ? {} : offline;
     const suggestions = typoSuggestions(suggester, parsed, false);
-    return makeEntry({ index, inputData, status, classification: classify(status), parsed, flags, syntaxFailureIndex, suggestions, custom });
+    return makeEntry({ index, inputData, status, classification, parsed, flags, syntaxFailureIndex, suggestions, custom });
   };
 
   return (index, inputData, custom) => {

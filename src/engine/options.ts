@@ -41,6 +41,7 @@ export const VERIFIER_OPTION_NAMES: OptionNames = {
   },
   suggestions: true,
   classifications: true,
+  overrides: true,
   observer: true,
   syntax: SYNTAX_OPTION_NAMES,
 };

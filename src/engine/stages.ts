@@ -17,6 +17,13 @@ import type { ProbeOwner, SmtpProber } from '../smtp/prober.js';
 import type { Observe } from './observer.js';
 import type { StatusCode } from '../status/catalogue.js';
 import type { ParsedAddress } from '../syntax/types.js';
+import { deduplicationKey } from './dedupe.js';
+import type { OverrideMatcher } from './overrides.js';
+
+/** The address as override rules see it: as Safe deduplication compares it. */
+function safeKey(parsed: ParsedAddress): string {
+  return deduplicationKey(parsed.emailAddress, parsed, 'Safe');
+}
 
 export type Checks = 'syntax' | 'dns' | 'smtp';
 
@@ -48,17 +55,24 @@ export interface Flags {
   isFreeEmailAddress: boolean;
 }
 
-/** What the offline stages decided: a status, or the network stages to run (`probeAt`: an address literal's IP). */
+/**
+ * What the offline stages decided: a status (with an override rule's classification), or the network stages to run
+ * (`probeAt`: an address literal's IP).
+ */
 export type OfflineOutcome =
-  | { readonly status: StatusCode; readonly syntaxFailureIndex?: number }
+  | { readonly status: StatusCode; readonly syntaxFailureIndex?: number; readonly classification?: string }
   | { readonly status: null; readonly probeAt: string | null };
 
-/** Steps 2, 3 and 4: fills `flags`, and decides a status or hands the address to the network stages. */
+/**
+ * Steps 2, 3 and 4: fills `flags`, and decides a status or hands the address to the network stages. `overrideOf`
+ * (the batch's override rules) decides after the literal policy and the top-level check, before the lists.
+ */
 export function offlineStages(
   parsed: ParsedAddress,
   domainStart: number,
   context: StageContext,
   flags: Flags,
+  overrideOf: OverrideMatcher | null = null,
 ): OfflineOutcome {
   const domain = parsed.asciiDomainPart;
   const { lists } = context;
@@ -71,6 +85,8 @@ export function offlineStages(
     if (address === null || (classifyAddress(address) !== 'global' && !context.allowPrivateAddresses)) {
       return { status: 'UnacceptableDomainLiteral', syntaxFailureIndex: domainStart };
     }
+    const classification = overrideOf?.(safeKey(parsed)) ?? null;
+    if (classification !== null) return { status: 'OverrideMatch', classification };
     // Step 7: probed at that address.
     return context.checks === 'smtp' && context.prober !== null ? { status: null, probeAt: address } : { status: 'Success' };
   }
@@ -80,6 +96,9 @@ export function offlineStages(
   flags.isDisposableEmailAddress = disposable || relay;
   // Step 3: no DNS query for a name that cannot exist.
   if (!hasPublicTopLevel(domain)) return { status: 'DomainDoesNotExist' };
+  // The user's override rules: no list, DNS or SMTP work for an address they decide.
+  const classification = overrideOf?.(safeKey(parsed)) ?? null;
+  if (classification !== null) return { status: 'OverrideMatch', classification };
   // Step 4: disposable domains, then relay services.
   if (disposable) return { status: 'DomainIsWellKnownDea' };
   if (relay) return { status: 'MailboxIsDea' };

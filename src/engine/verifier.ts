@@ -15,18 +15,20 @@ import { SmtpProber, type ProbeTimeouts } from '../smtp/prober.js';
 import { hasLineBreakOrNul, type SmtpTransport } from '../smtp/transport.js';
 import { createSuggester } from '../suggest/suggest.js';
 import { syntaxPolicyOf, type SyntaxOptions } from '../syntax/policy.js';
-import { BatchRun, batchOptions, type BatchContext, type BatchInput, type VerifyManyOptions } from './batch.js';
+import { BatchRun, batchOptions, type BatchContext, type BatchInput, type LevelSettings, type VerifyManyOptions } from './batch.js';
 import type { Entry } from './entry.js';
 import { classifierOf } from './offline.js';
 import { checkOptionNames } from '../options/names.js';
 import { VERIFIER_OPTION_NAMES } from './options.js';
 import type { Checks } from './stages.js';
-import { QUALITIES, QUALITY_LEVELS, type Quality } from './quality.js';
+import { checkQuality, QUALITY_LEVELS, type Quality, type QualityLevel } from './quality.js';
+import { checkOverrideRules, compileOverrides, type OverrideRule } from './overrides.js';
 import { checkObserver, guardObserver, type Observe, type VerifierObserver } from './observer.js';
 
 export type { BatchInput, BatchProgress, VerifyManyOptions } from './batch.js';
 export type { Checks } from './stages.js';
-export type { Quality } from './quality.js';
+export type { Quality, QualityLevel } from './quality.js';
+export type { OverrideRule } from './overrides.js';
 export type { VerifierObserver } from './observer.js';
 
 export interface VerifierOptions {
@@ -51,9 +53,9 @@ export interface VerifierOptions {
   allowPrivateAddresses?: boolean;
   /**
    * Passes over transient results and default timeouts (Standard 1 pass and 5 s, High 3 and 50 s, Extreme 9 and 120 s);
-   * default 'Standard'.
+   * default 'Standard'. A custom level (`QualityLevel`) gives its own figures.
    */
-  quality?: Quality;
+  quality?: Quality | QualityLevel;
   /** Passes over transient results, instead of the quality level's (Standard 1, High 3, Extreme 9). */
   passes?: number;
   /** The wait between two passes (default 5 minutes). */
@@ -71,6 +73,12 @@ export interface VerifierOptions {
    * allowed.
    */
   classifications?: Partial<Record<StatusCode, string>>;
+  /**
+   * Classifier override rules for every verification of this verifier (docs/verification.md#override-rules): the
+   * first rule whose pattern matches an address that parses gives it OverrideMatch and the rule's classification,
+   * without DNS or SMTP work. A batch's own rules are tried before these.
+   */
+  overrides?: readonly OverrideRule[];
   /**
    * Hears what the engine does: DNS queries, exchangers skipped, SMTP sessions and replies, results
    * (docs/verification.md#observing-the-engine). Its errors never reach a verification.
@@ -157,7 +165,7 @@ function checkOptions(options: VerifierOptions): void {
   }
   checkObserver(options.observer);
   if (options.checks !== undefined && !CHECKS.includes(options.checks)) throw optionError('checks', `one of ${CHECKS.join(', ')}`, options.checks);
-  if (options.quality !== undefined && !QUALITIES.includes(options.quality)) throw optionError('quality', `one of ${QUALITIES.join(', ')}`, options.quality);
+  if (options.quality !== undefined) checkQuality(options.quality, 'createVerifier: option quality');
   const inFlight = options.dns?.maxQueriesInFlight;
   if (inFlight !== undefined && !(Number.isInteger(inFlight) && inFlight > 0)) throw optionError('dns.maxQueriesInFlight', 'a positive integer', inFlight);
   const timeout = options.dns?.timeoutMs;
@@ -233,18 +241,35 @@ const TRANSIENT_STATUSES: ReadonlySet<StatusCode> = new Set<StatusCode>([
   'SmtpDialogError',
 ]);
 
-/** SMTP timeouts at a quality level: the anti-tarpit timeout, unless the options name their own. */
-function smtpTimeouts(options: VerifierOptions, quality: Quality): ProbeTimeouts {
+const DEFAULT_PASS_DELAY_MS = 5 * 60_000;
+
+/**
+ * A quality level on a verifier. A standard level gives way to the verifier's explicit options (`passes`,
+ * `passDelayMs`, `smtp.*TimeoutMs`); a custom level's own figures win over them, and those it leaves out are the
+ * options', else the Standard level's.
+ */
+function levelSettings(options: VerifierOptions, quality: Quality | QualityLevel): LevelSettings {
   const smtp = options.smtp ?? {};
-  const connectMs = smtp.connectTimeoutMs ?? QUALITY_LEVELS[quality].timeoutMs;
-  const commandMs = smtp.commandTimeoutMs ?? connectMs;
-  return { connectMs, commandMs, catchAllMs: smtp.catchAllTimeoutMs ?? commandMs };
+  const passDelayMs = options.passDelayMs ?? DEFAULT_PASS_DELAY_MS;
+  if (typeof quality === 'string') {
+    const connectMs = smtp.connectTimeoutMs ?? QUALITY_LEVELS[quality].timeoutMs;
+    const commandMs = smtp.commandTimeoutMs ?? connectMs;
+    const timeouts = { connectMs, commandMs, catchAllMs: smtp.catchAllTimeoutMs ?? commandMs };
+    return { passes: options.passes ?? QUALITY_LEVELS[quality].passes, passDelayMs, timeouts };
+  }
+  const connectMs = quality.connectTimeout ?? smtp.connectTimeoutMs ?? QUALITY_LEVELS.Standard.timeoutMs;
+  const ownTimeouts = quality.connectTimeout !== undefined || quality.commandTimeout !== undefined;
+  const commandMs = quality.commandTimeout ?? (quality.connectTimeout === undefined ? smtp.commandTimeoutMs : undefined) ?? connectMs;
+  return {
+    passes: quality.passes ?? options.passes ?? QUALITY_LEVELS.Standard.passes,
+    passDelayMs: quality.passDelay ?? passDelayMs,
+    timeouts: { connectMs, commandMs, catchAllMs: (ownTimeouts ? undefined : smtp.catchAllTimeoutMs) ?? commandMs },
+  };
 }
 
-function createProber(options: VerifierOptions, quality: Quality, observe: Observe): SmtpProber {
+function createProber(options: VerifierOptions, timeouts: ProbeTimeouts, observe: Observe): SmtpProber {
   const smtp = options.smtp ?? {};
   const heloName = checkHeloName(options.heloName ?? hostname());
-  const timeouts = smtpTimeouts(options, quality);
   return new SmtpProber({
     transport: smtp.transport ?? createNodemailerTransport(),
     port: smtp.port ?? 25,
@@ -268,9 +293,10 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   checkOptions(options);
   const syntax = syntaxPolicyOf(options.syntax, 'createVerifier', 'syntax.');
   const checks = options.checks ?? 'smtp';
-  const quality = options.quality ?? 'Standard';
+  const level = levelSettings(options, options.quality ?? 'Standard');
+  const overrides = options.overrides === undefined ? [] : checkOverrideRules(options.overrides, 'createVerifier: option overrides');
   const observe = guardObserver(options.observer);
-  const prober = checks === 'smtp' ? createProber(options, quality, observe) : null;
+  const prober = checks === 'smtp' ? createProber(options, level.timeouts, observe) : null;
   // The built-in resolver's sockets are the verifier's to close; a resolver of the host application's is its own.
   const ownResolver = options.dns?.resolver === undefined ? defaultResolver(options.dns) : undefined;
   const resolver = options.dns?.resolver ?? ownResolver!;
@@ -286,9 +312,10 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     prober,
     allowPrivateAddresses: options.allowPrivateAddresses === true,
     observe,
-    passes: options.passes ?? QUALITY_LEVELS[quality].passes,
-    qualityLevel: (level) => ({ passes: options.passes ?? QUALITY_LEVELS[level].passes, timeouts: smtpTimeouts(options, level) }),
-    passDelayMs: options.passDelayMs ?? 5 * 60_000,
+    level,
+    qualityLevel: (quality) => levelSettings(options, quality),
+    overrides,
+    overrideMatcher: compileOverrides(overrides),
     suggester,
     classify: classifierOf(options.classifications),
     transient: TRANSIENT_STATUSES,
