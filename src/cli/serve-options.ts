@@ -15,7 +15,9 @@ import { dirname, resolve } from 'node:path';
 import { DEFAULT_SITEVERIFY_URLS, isHttpUrl } from '../accounts/captcha.js';
 import { parseServers } from '../dns/stub-resolver.js';
 import { QUALITIES } from '../engine/quality.js';
+import { checkOverrideRules, type OverrideRule } from '../engine/overrides.js';
 import { DEFAULT_CALLBACK_TIMEOUT_MS } from '../jobs/callbacks.js';
+import { MAX_OVERRIDE_RULES } from '../jobs/overrides.js';
 import { formatDuration, parseDuration } from '../jobs/duration.js';
 import { closestName } from '../options/names.js';
 import type { StandaloneOptions } from '../server/app.js';
@@ -258,6 +260,26 @@ const creditAmount: Kind<number> = {
   show: (value) => String(value),
 };
 
+/** Override rules, in the config file only (a JSON array of { match, classification }): checked as the engine does. */
+const overrideRules: Kind<OverrideRule[]> = {
+  expected: `a JSON array of at most ${MAX_OVERRIDE_RULES} { match, classification } rules (config file only)`,
+  fromText: () => {
+    throw new BadValue('can be given in the config file only (a JSON array of rules)');
+  },
+  fromJson: (value) => {
+    let rules: OverrideRule[];
+    try {
+      rules = checkOverrideRules(value, 'overrides');
+    } catch (error) {
+      if (error instanceof TypeError) throw new BadValue(`is malformed: ${error.message}`);
+      throw error;
+    }
+    if (rules.length > MAX_OVERRIDE_RULES) throw new BadValue(`has ${rules.length} rules, more than ${MAX_OVERRIDE_RULES}`);
+    return rules;
+  },
+  show: (rules) => `${rules.length} rule${rules.length === 1 ? '' : 's'}`,
+};
+
 function fail(): never {
   throw new BadValue();
 }
@@ -406,6 +428,15 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
     section: 'Verification',
     target: 'server.verifier.syntax',
     convert: (forms: (keyof typeof REFUSABLE)[]) => Object.fromEntries(forms.map((form) => [REFUSABLE[form], false])),
+  },
+  {
+    key: 'overrides',
+    kind: overrideRules,
+    defaultText: 'the list kept in the data folder (none at first)',
+    description:
+      'classifier override rules, in order: an address that matches a rule gets the status OverrideMatch and its classification, without DNS or SMTP work; given, the list replaces at each start the one kept in the data folder (set with PUT /v2.7/settings/overrides); jobs keep the rules they were submitted with',
+    section: 'Verification',
+    target: 'server.overrides',
   },
   { flag: 'no-provider-rules', flagSets: false, env: 'MAILVERIFY_PROVIDER_RULES', key: 'providerRules', kind: boolean, default: true, description: "the big providers' sign-up rules (IspSpecificSyntaxFailure); the flag turns them off", section: 'Verification', target: 'server.verifier.syntax.providerRules' },
 
@@ -620,7 +651,7 @@ export function optionsHelp(): string {
   for (const section of SECTIONS) {
     out.push('', `${section}:`);
     for (const option of SERVE_OPTIONS.filter((row) => row.section === section)) {
-      const name = option.flag === undefined ? option.env! : `--${option.flag}${option.placeholder === undefined ? '' : ` ${option.placeholder}`}`;
+      const name = option.flag === undefined ? (option.env ?? option.key!) : `--${option.flag}${option.placeholder === undefined ? '' : ` ${option.placeholder}`}`;
       const fallback = defaultOf(option);
       const also = [option.flag === undefined ? undefined : option.env, option.key].filter((part) => part !== undefined);
       const notes = [fallback === '' ? undefined : `default ${fallback}`, also.length === 0 ? undefined : also.join(', ')].filter((part) => part !== undefined);

@@ -16,7 +16,9 @@ import type { Entry } from '../engine/entry.js';
 import { SETTLED, type SettledInput } from '../engine/batch.js';
 import { QUALITIES, type Quality } from '../engine/quality.js';
 import type { Verifier } from '../engine/verifier.js';
+import type { OverrideRule } from '../engine/overrides.js';
 import { completionEvent } from './callbacks.js';
+import { readOverrideList } from './overrides.js';
 import { isoTime, realClock, type Clock } from './clock.js';
 import { entryPages } from './pages.js';
 import { StorageFullError, type JobDraft, type JobInput, type JobRecord, type JobStore, type NewJob, type PendingInput } from './types.js';
@@ -24,6 +26,9 @@ import { StorageFullError, type JobDraft, type JobInput, type JobRecord, type Jo
 /** The first wait before a write refused for a full disk is tried again; each wait doubles, up to the second. */
 const FULL_DISK_FIRST_RETRY_MS = 100;
 const FULL_DISK_LAST_RETRY_MS = 5_000;
+
+/** Override lists kept in memory, read from the store. */
+const OVERRIDE_LISTS_KEPT = 16;
 
 export interface JobsOptions {
   readonly store: JobStore;
@@ -52,6 +57,8 @@ export interface JobProgress {
 export class Jobs {
   private readonly runs = new Map<string, JobRun>();
   private readonly waiters = new Map<string, Set<() => void>>();
+  /** Override lists read from the store, by key: a list never changes once kept, and many jobs share one. */
+  private readonly overrideLists = new Map<string, Promise<OverrideRule[]>>();
   private closing = false;
 
   /** @internal */
@@ -173,6 +180,20 @@ export class Jobs {
     });
   }
 
+  /** @internal The override list kept under `key` (src/jobs/overrides.ts), read once. */
+  overrideList(key: string): Promise<OverrideRule[]> {
+    let list = this.overrideLists.get(key);
+    if (list === undefined) {
+      list = readOverrideList(this.options.store, key);
+      // The few lists in use (jobs running now mostly share the account's current one) are kept, not every past one.
+      if (this.overrideLists.size >= OVERRIDE_LISTS_KEPT) this.overrideLists.delete(this.overrideLists.keys().next().value!);
+      this.overrideLists.set(key, list);
+      // A failed read (a full disk...) is tried again by the next job that needs the list.
+      list.catch(() => this.overrideLists.delete(key));
+    }
+    return list;
+  }
+
   /** @internal */
   report(error: unknown, jobId: string): void {
     (this.options.onError ?? ((e: unknown, id: string) => console.error(`mailverify: job ${id} failed:`, e)))(error, jobId);
@@ -258,8 +279,11 @@ class JobRun {
     const { store, verifier } = this.jobs.options;
     const { job } = this;
     try {
+      // The account's rules when the job was submitted, whatever they are now.
+      const overrides = job.overrides === undefined ? undefined : await this.jobs.overrideList(job.overrides);
       const batch = verifier.verifyMany(this.inputs(), {
         deduplication: job.deduplication,
+        ...(overrides !== undefined && { overrides }),
         priority: job.priority ?? 127,
         // A custom quality name (none yet) runs at the verifier's own level.
         ...(QUALITIES.includes(job.quality as Quality) && { quality: job.quality as Quality }),

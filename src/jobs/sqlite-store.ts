@@ -181,6 +181,10 @@ const MIGRATIONS: readonly string[] = [
     unit_price INTEGER NOT NULL
   );
   `,
+  `
+  -- The settings key of the override rules a job was submitted with (NULL: none).
+  ALTER TABLE jobs ADD COLUMN overrides TEXT;
+  `,
 ];
 
 /** Inputs inserted per statement when a job is created. */
@@ -337,7 +341,8 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
         this.#write(() =>
           this.#statement(
             `UPDATE jobs SET id = ?, owner = ?, client_ip = ?, name = ?, quality = ?, deduplication = ?, priority = ?,
-               retention_ms = ?, callback = ?, interface = ?, created_on = ?, status = 'InProgress', no_of_entries = ?
+               retention_ms = ?, callback = ?, interface = ?, overrides = ?, created_on = ?, status = 'InProgress',
+               no_of_entries = ?
              WHERE sequence = ?`,
           ).run([
             job.id,
@@ -350,6 +355,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
             job.retentionMs ?? null,
             job.callback === undefined ? null : JSON.stringify(job.callback),
             job.interface,
+            job.overrides ?? null,
             job.createdOn,
             count,
             sequence,
@@ -1079,6 +1085,7 @@ function toRecord(row: Row): JobRecord {
   if (row['retention_ms'] !== null) record['retentionMs'] = row['retention_ms'];
   if (row['callback'] !== null) record['callback'] = JSON.parse(row['callback'] as string) as CallbackSettings;
   record['interface'] = row['interface'] as JobInterface;
+  if (row['overrides'] !== null) record['overrides'] = row['overrides'];
   record['createdOn'] = row['created_on'];
   record['status'] = row['status'] as JobStatus;
   record['noOfEntries'] = row['no_of_entries'];

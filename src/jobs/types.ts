@@ -43,6 +43,11 @@ export interface NewJob {
   readonly retentionMs?: number;
   readonly callback?: CallbackSettings;
   readonly interface: JobInterface;
+  /**
+   * The key of the account's override rules at submission (a setting of the store, src/jobs/overrides.ts): the job
+   * runs with that list whatever the account's rules become. Absent: no rules.
+   */
+  readonly overrides?: string;
   /** ISO 8601 UTC with milliseconds: the time the request was accepted (createdOn = submittedOn). */
   readonly createdOn: string;
 }

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { isoTime } from '../jobs/clock.js';
 import { parseDuration } from '../jobs/duration.js';
+import { accountOverridesKey } from '../jobs/overrides.js';
 import type { JobInterface, JobRecord, NewJob } from '../jobs/types.js';
 import { principalOf, requirePermission, type Principal } from './access.js';
 import { clientAddress } from './auth.js';
@@ -65,7 +66,9 @@ export async function admit(
   const principal = principalOf(request);
   const max = principal.user?.detail.throttling.maxEntriesPerJob;
   if (max !== undefined && entries > max) throw invalidField('entries', `at most ${max} entries per job for this user, got ${entries}`);
-  const job = newJob(request, settings, context, api);
+  // The account's override rules as they are now: the job keeps them whatever they become (src/jobs/overrides.ts).
+  const overrides = await accountOverridesKey(context.jobs.options.store);
+  const job = newJob(request, settings, context, api, overrides);
   const taken: Taken[] = [];
   const giveBack = async (): Promise<void> => {
     for (const item of taken.splice(0).reverse()) await item.giveBack?.();
@@ -90,9 +93,10 @@ export async function admit(
 
 /**
  * The job a submission makes: the caller's, with the user's defaults and then the server's for what the submission
- * leaves out. A retention given at submission needs the permission to delete (the job ends when its retention does).
+ * leaves out, and the key of the account's current override rules. A retention given at submission needs the
+ * permission to delete (the job ends when its retention does).
  */
-function newJob(request: FastifyRequest, submission: SubmissionSettings, context: ServerContext, api: JobInterface): NewJob {
+function newJob(request: FastifyRequest, submission: SubmissionSettings, context: ServerContext, api: JobInterface, overrides: string | undefined): NewJob {
   const principal = principalOf(request);
   if (submission.retentionMs !== undefined) requirePermission(principal, 'email-validations', 'delete', 'my');
   const userRetention = principal.user?.detail.defaults.retention;
@@ -108,6 +112,7 @@ function newJob(request: FastifyRequest, submission: SubmissionSettings, context
     ...(retentionMs !== undefined && { retentionMs }),
     ...(submission.callback !== undefined && { callback: submission.callback }),
     interface: api,
+    ...(overrides !== undefined && { overrides }),
     createdOn: isoTime(context.jobs.clock),
   };
 }

@@ -13,6 +13,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import compress from '@fastify/compress';
 import cors from '@fastify/cors';
 import { createVerifier, type Quality, type VerifierOptions } from '../engine/verifier.js';
+import { checkOverrideRules, type OverrideRule } from '../engine/overrides.js';
+import { MAX_OVERRIDE_RULES, setAccountOverrides } from '../jobs/overrides.js';
 import { createDefaultResolver } from '../dns/resolver.js';
 import { MisconfigurationMonitor } from '../engine/misconfiguration.js';
 import { combineObservers } from '../engine/observer.js';
@@ -103,6 +105,12 @@ export interface ServerOptions {
    * UTC month (default no maximum). Decimals allowed, up to six places.
    */
   readonly credits?: CreditOptions;
+  /**
+   * The account's classifier override rules (docs/verification.md#override-rules), in order. Given, they replace at
+   * each start the list kept in the store (which PUT /v2.7/settings/overrides may have changed since); absent, the
+   * kept list stays. Either way jobs keep the rules they were submitted with. A malformed rule is a TypeError naming it.
+   */
+  readonly overrides?: readonly OverrideRule[];
 }
 
 export interface StandaloneOptions extends ServerOptions {
@@ -146,11 +154,16 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   }
   // Read before the store opens: a wrong option leaves nothing open.
   const credits = options.credits === undefined ? null : creditSettings(options.credits);
+  const overrides = options.overrides === undefined ? undefined : checkOverrideRules(options.overrides, 'overrides');
+  if (overrides !== undefined && overrides.length > MAX_OVERRIDE_RULES) {
+    throw new TypeError(`overrides: at most ${MAX_OVERRIDE_RULES} rules, got ${overrides.length}`);
+  }
   if (credits !== null && options.store !== undefined && !isCreditStore(options.store)) {
     throw new Error('mailverify: credits are accounted in the store: the given store does not keep credits (CreditStore)');
   }
   const store = options.store ?? (await openDataDir(options.dataDir ?? DEFAULT_DATA_DIR, app.log));
   const rootId = await rootAccountId(store, app.log);
+  if (overrides !== undefined) await setAccountOverrides(store, overrides);
   const secret = options.tokenSecret ?? (await setting(store, 'secret', () => randomBytes(32).toString('base64url')));
   const metrics = options.metrics === true ? new ServerMetrics(store) : undefined;
   // Setups that would give wrong results with no other sign (an unreachable DNS server...) are warned of in the log.
@@ -378,7 +391,7 @@ const CORS = {
   origin: true,
   // A plain OPTIONS (no Origin: not a browser's preflight) is answered like any other, not refused as text.
   strictPreflight: false,
-  methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
+  methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
   allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'If-Match', 'X-Request-Id'],
   exposedHeaders: ['Location', 'ETag', 'Retry-After', 'Content-Disposition', 'X-Request-Id'],
 };

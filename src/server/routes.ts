@@ -21,6 +21,7 @@ import { V2_OPERATIONS } from './schemas/index.js';
 import { TOTP_STEP_PATHS, totpStepRoute, USER_PATHS, userRoutes, type SecondFactorState } from './users.js';
 import { StreamedBody } from './json-body.js';
 import { CREDIT_PACK_PATHS, CREDIT_PATHS, creditRoutes, type CreditAccounting } from './credits.js';
+import { OVERRIDE_PATHS, overrideRoutes } from './overrides.js';
 import {
   invalidBody,
   readStreamedSubmission,
@@ -114,6 +115,9 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
   if (users) {
     addMethodNotAllowed(app, USER_PATHS);
     await userRoutes(app, context);
+    // The account's override rules: mailverify's own, 2.7 only (as the users).
+    addMethodNotAllowed(app, OVERRIDE_PATHS);
+    await overrideRoutes(app, context);
   }
 
   app.post('/auth/tokens', { schema: V2_OPERATIONS.createToken }, async (request) => {

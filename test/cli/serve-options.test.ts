@@ -54,7 +54,8 @@ describe('serve options: one definition', () => {
       expect(new Set(names).size).toBe(names.length);
     }
     for (const option of SERVE_OPTIONS) {
-      if (option.key === undefined) continue;
+      // A key of the config file only (a structured value such as the override rules) has no variable.
+      if (option.key === undefined || (option.flag === undefined && option.env === undefined)) continue;
       expect(option.env).toBe(`MAILVERIFY_${option.key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`);
     }
   });
@@ -64,7 +65,7 @@ describe('serve options: one definition', () => {
       store: true, dataDir: true, rootUsername: true, rootPassword: true, basePath: true, verifier: true, defaultQuality: true,
       defaultRetentionMs: true, tokenLifetimeMs: true, tokenSecret: true, bodyLimit: true, maxEntriesPerJob: true, fileImport: true,
       callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, rateLimits: true, credits: true, logger: true, trustProxy: true,
-      https: true, requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true,
+      https: true, requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true, overrides: true,
     };
     for (const { target } of SERVE_OPTIONS) {
       const [scope, name] = target.split('.');
@@ -268,5 +269,35 @@ describe('serve options: credits', () => {
     expect(failure(() => settings(['--credits', '--unit-price-standard', '0.0000001']))).toMatch(/^--unit-price-standard must be a number of credits .* got 0\.0000001$/);
     expect(failure(() => settings(['--credits', '--unit-price-high=-1']))).toMatch(/^--unit-price-high must be/);
     expect(failure(() => settings(['--credits', '--monthly-max-credits', '1e3']))).toMatch(/^--monthly-max-credits must be/);
+  });
+});
+
+describe('serve options: override rules (config file only)', () => {
+  it('absent: no option (the list kept in the data folder stays); the key: the rules, checked, in order', () => {
+    expect(settings([]).server.overrides).toBeUndefined();
+    const rules = [
+      { match: '*@example.com', classification: 'Deliverable' },
+      { match: 'john@bücher.de', classification: 'VIP' },
+    ];
+    const { server, sources } = settings([], {}, { overrides: rules });
+    expect(server.overrides).toEqual(rules);
+    expect(sources.get('server.overrides')).toMatch(/config-\w+\.json: overrides$/);
+    expect(settings([], {}, { overrides: [] }).server.overrides).toEqual([]);
+  });
+
+  it('a malformed rule is a usage error naming the key and the rule', () => {
+    expect(failure(() => settings([], {}, { overrides: [{ match: 'a@b.c', classification: 'Risky' }, { match: '', classification: 'Risky' }] }))).toMatch(
+      /config-\w+\.json: overrides is malformed: overrides\[1\]\.match must be a non-empty string, got ""$/,
+    );
+    expect(failure(() => settings([], {}, { overrides: [{ match: 'a@b.c' }] }))).toMatch(/: overrides is malformed: overrides\[0\]\.classification must be a non-empty string, got nothing$/);
+    expect(failure(() => settings([], {}, { overrides: [{ match: 'a@b.c', classification: 'Risky', why: 1 }] }))).toMatch(/overrides\[0\] has an unknown key "why"/);
+    expect(failure(() => settings([], {}, { overrides: { match: 'a@b.c', classification: 'Risky' } }))).toMatch(/: overrides is malformed: overrides must be an array/);
+    const many = Array.from({ length: 10_001 }, (_, i) => ({ match: `u${i}@example.com`, classification: 'Risky' }));
+    expect(failure(() => settings([], {}, { overrides: many }))).toMatch(/: overrides has 10001 rules, more than 10000$/);
+  });
+
+  it('has no flag and no variable: a MAILVERIFY_OVERRIDES variable is reported as no option', () => {
+    expect(Object.keys(serveFlags())).not.toContain('overrides');
+    expect(settings([], { MAILVERIFY_OVERRIDES: '[]' }).warnings).toEqual([expect.stringMatching(/^the environment variable MAILVERIFY_OVERRIDES is no option of serve/)]);
   });
 });

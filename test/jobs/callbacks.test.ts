@@ -406,7 +406,7 @@ describe('the outbox', () => {
     await old.close();
     // What version 1 looked like: no outbox table (and no users or credits, later versions').
     const db = new Database(path);
-    db.exec('DROP TABLE callback_outbox; DROP TABLE users; DROP TABLE credit_balance; DROP TABLE credit_days; DROP TABLE credit_reservations; PRAGMA user_version = 1');
+    db.exec('ALTER TABLE jobs DROP COLUMN overrides; DROP TABLE callback_outbox; DROP TABLE users; DROP TABLE credit_balance; DROP TABLE credit_days; DROP TABLE credit_reservations; PRAGMA user_version = 1');
     db.close();
 
     const fixture = await open(path, clock);
@@ -415,7 +415,7 @@ describe('the outbox', () => {
     expect((await fixture.store.getJob('kept'))?.status).toBe('Completed');
     expect(JSON.parse(hook.received[0]!.body).event.data).toEqual({ id: 'kept' });
     const check = new Database(path);
-    expect(check.pragma('user_version')).toEqual([{ user_version: 4 }]);
+    expect(check.pragma('user_version')).toEqual([{ user_version: 5 }]);
     check.close();
   });
 

@@ -495,10 +495,10 @@ describe('settings and the file', () => {
     if (process.platform !== 'win32') expect(statSync(path).mode & 0o777).toBe(0o600);
     const db = new Database(path);
     expect(db.pragma('journal_mode')).toEqual([{ journal_mode: 'wal' }]);
-    expect(db.pragma('user_version')).toEqual([{ user_version: 4 }]);
-    db.exec('PRAGMA user_version = 5');
+    expect(db.pragma('user_version')).toEqual([{ user_version: 5 }]);
+    db.exec('PRAGMA user_version = 6');
     db.close();
-    await expect(openSqliteStore(path)).rejects.toThrow(/schema version 5/);
+    await expect(openSqliteStore(path)).rejects.toThrow(/schema version 6/);
   });
 
   it('a database of schema version 3 gains the credit tables: an empty balance, its jobs kept', async () => {
@@ -507,7 +507,7 @@ describe('settings and the file', () => {
     await old.createJob(newJob('kept-v3'), [{ inputData: 'jo@example.org' }]);
     await old.close();
     const db = new Database(path);
-    db.exec('DROP TABLE credit_balance; DROP TABLE credit_days; DROP TABLE credit_reservations; PRAGMA user_version = 3');
+    db.exec('ALTER TABLE jobs DROP COLUMN overrides; DROP TABLE credit_balance; DROP TABLE credit_days; DROP TABLE credit_reservations; PRAGMA user_version = 3');
     db.close();
     const store = await openSqliteStore(path);
     expect((await store.getJob('kept-v3'))?.noOfEntries).toBe(1);
@@ -515,7 +515,7 @@ describe('settings and the file', () => {
     expect(await store.addCreditPacks(2_500_000)).toBe(2_500_000);
     await store.close();
     const check = new Database(path);
-    expect(check.pragma('user_version')).toEqual([{ user_version: 4 }]);
+    expect(check.pragma('user_version')).toEqual([{ user_version: 5 }]);
     check.close();
   });
 

@@ -8,6 +8,8 @@
  */
 import { QUALITIES } from '../../engine/quality.js';
 import { DEDUPLICATION_MODES } from '../../engine/dedupe.js';
+import { MAX_CLASSIFICATION_LENGTH, MAX_PATTERN_LENGTH } from '../../engine/overrides.js';
+import { MAX_OVERRIDE_RULES } from '../../jobs/overrides.js';
 import { CURRENT_STATUS_CODES, LEGACY_STATUS_CODES, type Classification } from '../../status/catalogue.js';
 import { MAX_COLUMN, MAX_SHEET } from '../import/settings.js';
 import { JOB_STATUSES } from '../shapes.js';
@@ -106,7 +108,12 @@ const Entry: JsonSchema = {
   properties: {
     index: index('The entry\'s zero-based position in the job.'),
     inputData: { type: 'string', description: 'The input as submitted.' },
-    classification: { enum: CLASSIFICATIONS, description: 'The group of the status.' },
+    classification: {
+      type: 'string',
+      minLength: 1,
+      examples: CLASSIFICATIONS,
+      description: `The group of the status: ${CLASSIFICATIONS.join(', ')}, or the custom name an override rule gives (status OverrideMatch).`,
+    },
     status: { enum: CURRENT_STATUS_CODES, description: 'The validation status.' },
     emailAddress: { type: 'string', description: 'The recognised address, without comments or folding white space.' },
     emailAddressLocalPart: { type: 'string' },
@@ -477,6 +484,41 @@ const CreditPack: JsonSchema = {
   properties: { credits: { type: 'number', exclusiveMinimum: 0, description: 'The credits to add to the packs (at most six decimal places).' } },
 };
 
+const OverrideRule: JsonSchema = {
+  $id: schemaId('OverrideRule'),
+  type: 'object',
+  description:
+    'A classifier override rule: an address that parses and matches `match` gets the status OverrideMatch and this ' +
+    'classification, with no DNS or SMTP work; the first matching rule of the list decides.',
+  required: ['match', 'classification'],
+  additionalProperties: false,
+  properties: {
+    match: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_PATTERN_LENGTH,
+      description:
+        'A wildcard pattern over the whole address as Safe deduplication compares it (no comments, needless quoting ' +
+        'removed, the domain in lower-case ASCII, ASCII letters without case): `*` any run of characters, `?` one.',
+    },
+    classification: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_CLASSIFICATION_LENGTH,
+      examples: CLASSIFICATIONS,
+      description: 'Deliverable, Risky, Undeliverable, Unknown, or a custom name.',
+    },
+  },
+};
+
+const OverrideRules: JsonSchema = {
+  $id: schemaId('OverrideRules'),
+  type: 'array',
+  maxItems: MAX_OVERRIDE_RULES,
+  description: 'The account\'s override rules, in order.',
+  items: ref('OverrideRule'),
+};
+
 /** Every shared schema, added to the server's Fastify instance (`addSchema`). */
 export const SHARED_SCHEMAS: readonly JsonSchema[] = [
   Problem,
@@ -508,4 +550,6 @@ export const SHARED_SCHEMAS: readonly JsonSchema[] = [
   QualityLevel,
   QualityLevels,
   CreditPack,
+  OverrideRule,
+  OverrideRules,
 ];

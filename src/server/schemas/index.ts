@@ -11,7 +11,7 @@ import { VERSION } from '../../version.js';
 import { SHARED_SCHEMAS, componentName, type JsonSchema } from './components.js';
 import { json, serverOperation } from './operations.js';
 
-export { CREDIT_OPERATIONS, LEGACY_OPERATIONS, USER_OPERATIONS, V2_OPERATIONS, content, empty, json, problem, serverOperation } from './operations.js';
+export { CREDIT_OPERATIONS, LEGACY_OPERATIONS, OVERRIDE_OPERATIONS, USER_OPERATIONS, V2_OPERATIONS, content, empty, json, problem, serverOperation } from './operations.js';
 
 /** The name of the instance's decorator that gives the document (not `swagger`, which a host may have). */
 const DOCUMENT = 'mailverifyOpenapi';

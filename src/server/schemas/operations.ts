@@ -466,3 +466,28 @@ export const CREDIT_OPERATIONS = {
     response: { 200: json('The balance.', ref('LegacyAccountBalance')), 404: NOT_ACCOUNTED, ...GUARDED },
   },
 } as const;
+
+/** The account's classifier override rules (mailverify's own, under /v2.7; root and administrators). */
+export const OVERRIDE_OPERATIONS = {
+  getOverrides: {
+    operationId: 'getOverrideRules',
+    summary: 'The account\'s classifier override rules, in order (root and administrators)',
+    response: { 200: json('The rules (an empty array without any).', ref('OverrideRules')), ...GUARDED },
+  },
+  replaceOverrides: {
+    operationId: 'replaceOverrideRules',
+    summary: 'Replace the account\'s classifier override rules (root and administrators): they apply to the jobs submitted from now on',
+    body: {
+      oneOf: [
+        ref('OverrideRules'),
+        { type: 'object', required: ['overrides'], properties: { overrides: ref('OverrideRules') }, description: 'The rules as a member (also read).' },
+      ],
+    },
+    response: {
+      200: json('The rules now kept.', ref('OverrideRules')),
+      400: problem('A rule is malformed (`detail` names it: `overrides[2].classification`), more than 10,000 rules, or a body that is no array of rules.'),
+      ...WITH_BODY,
+      ...GUARDED,
+    },
+  },
+} as const;
