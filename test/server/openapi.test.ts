@@ -45,6 +45,8 @@ const OPERATIONS = [
     `GET ${v}/credits/daily-usage`,
   ]),
   'POST /v2.7/credits/packs',
+  'GET /v2.7/settings/overrides',
+  'PUT /v2.7/settings/overrides',
   'GET /v1.4/account-balance',
   'GET /v2.7/users',
   'POST /v2.7/users',
@@ -523,6 +525,18 @@ describe('a session through a real server: every answer as the document says', (
     const refused = await call('POST', '/v2.7/email-validations', { json: { entries, quality: 'Extreme' } });
     expect(refused.status).toBe(402);
     expect(jsonOf(refused).type).toBe('/problems/insufficient-credit');
+  });
+
+  it('override rules: GET, PUT (the array and the object form, 200; a malformed rule, 400), a job entry OverrideMatch with a custom classification', async () => {
+    expect((await call('GET', '/v2.7/settings/overrides')).status).toBe(200);
+    const rules = [{ match: 'vip@quick-oas.com', classification: 'Gold customer' }];
+    expect((await call('PUT', '/v2.7/settings/overrides', { json: { overrides: [] } })).status).toBe(200);
+    expect((await call('PUT', '/v2.7/settings/overrides', { json: [{ match: 'a@b.c' }] })).status).toBe(400);
+    expect((await call('PUT', '/v2.7/settings/overrides', { json: rules })).status).toBe(200);
+    const job = await call('POST', '/v2.7/email-validations?waitTime=30000', { json: { entries: [{ inputData: 'vip@quick-oas.com' }] } });
+    expect(job.status).toBe(200);
+    expect(jsonOf(job).entries.data[0]).toMatchObject({ status: 'OverrideMatch', classification: 'Gold customer' });
+    expect((await call('PUT', '/v2.7/settings/overrides', { json: [] })).status).toBe(200);
   });
 
   it('the probes: /health and /ready answer 200 without credentials', async () => {
