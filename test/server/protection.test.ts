@@ -302,7 +302,7 @@ describe('trusted origins and CORS', () => {
       expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
       expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
       const methods = preflight.headers.get('access-control-allow-methods')!.split(',').map((m) => m.trim());
-      expect(methods.sort()).toEqual(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST']);
+      expect(methods.sort()).toEqual(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT']);
       const allowed = preflight.headers.get('access-control-allow-headers')!.toLowerCase().split(',').map((h) => h.trim());
       expect(allowed).toEqual(expect.arrayContaining(['authorization', 'content-type', 'accept', 'if-match', 'x-request-id']));
       expect(allowed).not.toContain('*');
