@@ -13,6 +13,7 @@
 import { parseAddress } from '../syntax/parse.js';
 import { mapDomainToAscii } from '../syntax/idna.js';
 import { deduplicationKey } from './dedupe.js';
+import { wildcardMatches } from '../text/wildcard.js';
 
 export interface OverrideRule {
   /** A wildcard pattern over the address (`*` any run of characters, `?` one character). */
@@ -136,7 +137,7 @@ export function compileOverrides(...lists: readonly (readonly OverrideRule[])[])
       chars = [...key];
       for (const rule of bucket) {
         if (best !== undefined && rule.order > best.order) break;
-        if (wildcardMatch(rule.chars, chars)) {
+        if (wildcardMatches(rule.chars, chars)) {
           best = rule;
           break;
         }
@@ -145,39 +146,11 @@ export function compileOverrides(...lists: readonly (readonly OverrideRule[])[])
     for (const rule of general) {
       if (best !== undefined && rule.order > best.order) break;
       chars ??= [...key];
-      if (wildcardMatch(rule.chars, chars)) {
+      if (wildcardMatches(rule.chars, chars)) {
         best = rule;
         break;
       }
     }
     return best?.classification ?? null;
   };
-}
-
-/**
- * Whether `pattern` (with `*` and `?`) matches the whole of `text`: one pass that returns to the last `*` on a
- * mismatch, so the time is at most the product of the two lengths, never exponential.
- */
-export function wildcardMatch(pattern: readonly string[], text: readonly string[]): boolean {
-  let p = 0;
-  let t = 0;
-  let star = -1;
-  let starText = 0;
-  while (t < text.length) {
-    const char = pattern[p];
-    if (char === '*') {
-      star = p++;
-      starText = t;
-    } else if (char !== undefined && (char === '?' || char === text[t])) {
-      p++;
-      t++;
-    } else if (star >= 0) {
-      p = star + 1;
-      t = ++starText;
-    } else {
-      return false;
-    }
-  }
-  while (pattern[p] === '*') p++;
-  return p === pattern.length;
 }
