@@ -54,7 +54,8 @@ describe('serve options: one definition', () => {
       expect(new Set(names).size).toBe(names.length);
     }
     for (const option of SERVE_OPTIONS) {
-      if (option.key === undefined) continue;
+      // Keys of JSON values (qualityLevels, classifications) are the config file's only.
+      if (option.key === undefined || (option.flag === undefined && option.env === undefined)) continue;
       expect(option.env).toBe(`MAILVERIFY_${option.key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`);
     }
   });
@@ -63,7 +64,7 @@ describe('serve options: one definition', () => {
     const known: Record<keyof StandaloneOptions, true> = {
       store: true, dataDir: true, rootUsername: true, rootPassword: true, basePath: true, verifier: true, defaultQuality: true,
       defaultRetentionMs: true, tokenLifetimeMs: true, tokenSecret: true, bodyLimit: true, maxEntriesPerJob: true, fileImport: true,
-      callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, rateLimits: true, credits: true, logger: true, trustProxy: true,
+      callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, rateLimits: true, credits: true, qualityLevels: true, logger: true, trustProxy: true,
       https: true, requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true,
     };
     for (const { target } of SERVE_OPTIONS) {
