@@ -24,7 +24,7 @@ export function checkQualityLevels(value: unknown, where: string): CustomQuality
     if (typeof level === 'string') throw new TypeError(`${at} must be a quality level object, got ${JSON.stringify(item)}`);
     if (level.id === undefined) throw new TypeError(`${at}.id is required: the name jobs give in quality`);
     const same = levels.findIndex((earlier) => earlier.id.toLowerCase() === level.id!.toLowerCase());
-    if (same !== -1) throw new TypeError(`${at}.id ${JSON.stringify(level.id)} is the id of ${where}[${same}] too (ids are compared without case)`);
+    if (same !== -1) throw new TypeError(`${at}.id ${JSON.stringify(level.id)} is the id of item ${same} too (ids are compared without case)`);
     // The price is accounted in micro-credits: refused, not rounded, past six decimal places.
     if (level.unitPrice !== undefined && toMicro(level.unitPrice) === null) {
       throw new TypeError(`${at}.unitPrice must be a number of credits from 0 to ${MAX_CREDITS} with at most six decimal places, got ${level.unitPrice}`);

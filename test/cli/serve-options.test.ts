@@ -271,3 +271,46 @@ describe('serve options: credits', () => {
     expect(failure(() => settings(['--credits', '--monthly-max-credits', '1e3']))).toMatch(/^--monthly-max-credits must be/);
   });
 });
+
+describe('serve options: custom quality levels and classification names (config file only)', () => {
+  const PATIENT = { id: 'Patient', passes: 3, passDelay: 200, commandTimeout: 10_000, unitPrice: 0.5 };
+
+  it('qualityLevels: the levels, a display name defaulting to the id; quality may name one without case', () => {
+    const { server } = settings(['--quality', 'PATIENT'], {}, { qualityLevels: [PATIENT, { id: 'quick', displayName: 'Quick' }] });
+    expect(server.qualityLevels).toEqual([{ ...PATIENT, displayName: 'Patient' }, { id: 'quick', displayName: 'Quick' }]);
+    // The default is written as configured, and it is the verifier's own level.
+    expect(server.defaultQuality).toBe('Patient');
+    expect(server.verifier!.quality).toEqual({ ...PATIENT, displayName: 'Patient' });
+    expect(settings([], {}, { quality: 'high', qualityLevels: [PATIENT] }).server).toMatchObject({ defaultQuality: 'High', verifier: { quality: 'High' } });
+  });
+
+  it('a bad level names the key, the item and the field', () => {
+    const level = (levels: unknown): string => failure(() => settings([], {}, { qualityLevels: levels }));
+    expect(level({ id: 'a' })).toMatch(/config-\w+\.json: qualityLevels must be an array of quality levels, got \{"id":"a"\}$/);
+    expect(level([PATIENT, { id: 'b', passes: 0 }])).toMatch(/config-\w+\.json: qualityLevels\[1\]\.passes must be an integer from 1 to 100, got 0$/);
+    expect(level([{ id: 'extreme' }])).toMatch(/qualityLevels\[0\]\.id must be a name other than Standard, High and Extreme, got "extreme"$/);
+    expect(level([{ id: 'a' }, { id: 'A' }])).toMatch(/qualityLevels\[1\]\.id "A" is the id of item 0 too/);
+    expect(level([{ passes: 2 }])).toMatch(/qualityLevels\[0\]\.id is required/);
+    expect(level([{ id: 'a', timeout: 5 }])).toMatch(/qualityLevels\[0\] has an unknown field "timeout"/);
+    expect(level([{ id: 'a', unitPrice: 1.0000001 }])).toMatch(/qualityLevels\[0\]\.unitPrice must be a number of credits .* at most six decimal places/);
+    expect(failure(() => settings(['--quality', 'slow'], {}, { qualityLevels: [PATIENT] }))).toBe('--quality must be one of Standard, High, Extreme, Patient, got slow');
+    expect(failure(() => settings([], { MAILVERIFY_QUALITY: 'Patient' }))).toBe('MAILVERIFY_QUALITY must be one of Standard, High, Extreme, got Patient');
+  });
+
+  it('classifications: names by status code for the verifier; an unknown status or an empty name is refused', () => {
+    const names = { MailboxIsDea: 'Disposable', Success: 'Good' };
+    expect(settings([], {}, { classifications: names }).server.verifier!.classifications).toEqual(names);
+    const bad = (value: unknown): string => failure(() => settings([], {}, { classifications: value }));
+    expect(bad(['Success'])).toMatch(/config-\w+\.json: classifications must be an object mapping status codes to classification names, got \["Success"\]$/);
+    expect(bad({ MailboxIsDEA: 'x' })).toMatch(/config-\w+\.json: classifications has "MailboxIsDEA", which is not a status code \(did you mean "MailboxIsDea"\?\)$/);
+    expect(bad({ Success: '' })).toMatch(/config-\w+\.json: classifications\.Success must be a non-empty string, got ""$/);
+  });
+
+  it('neither has a flag or a variable', () => {
+    for (const key of ['qualityLevels', 'classifications']) {
+      const option = SERVE_OPTIONS.find((row) => row.key === key)!;
+      expect([option.flag, option.env]).toEqual([undefined, undefined]);
+    }
+    expect(settings([], { MAILVERIFY_QUALITY_LEVELS: '[]' }).warnings).toEqual([expect.stringContaining('MAILVERIFY_QUALITY_LEVELS is no option of serve')]);
+  });
+});

@@ -180,7 +180,7 @@ describe('options', () => {
     const base = { dataDir: join(dir, 'data'), rootUsername: ROOT, rootPassword: ROOT_PASSWORD };
     const cases: [Partial<StandaloneOptions>, RegExp][] = [
       [{ qualityLevels: [{ id: 'HIGH' }] }, /qualityLevels\[0\]\.id must be a name other than Standard, High and Extreme/],
-      [{ qualityLevels: [{ id: 'a' }, { id: 'A' }] }, /qualityLevels\[1\]\.id "A" is the id of .*qualityLevels\[0\] too/],
+      [{ qualityLevels: [{ id: 'a' }, { id: 'A' }] }, /qualityLevels\[1\]\.id "A" is the id of item 0 too/],
       [{ qualityLevels: [{ passes: 2 }] }, /qualityLevels\[0\]\.id is required/],
       [{ qualityLevels: [{ id: 'a', passes: 0 }] }, /qualityLevels\[0\]\.passes must be an integer from 1 to 100/],
       [{ qualityLevels: [{ id: 'a', unitPrice: 0.0000001 }] }, /qualityLevels\[0\]\.unitPrice must be a number of credits/],
