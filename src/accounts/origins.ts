@@ -2,9 +2,10 @@
  * A BrowserApp's trusted origins: expressions matched against the whole serialized origin of a request (RFC 6454
  * §6.2: `scheme://host[:port]`, the port left out when it is the scheme's default, as browsers send it in `Origin`),
  * case-insensitively, `*` standing for any run of characters (none included) and `?` for exactly one. Plain functions,
- * no HTTP. Expressions are never turned into regular expressions: the matcher below takes time proportional to the
- * product of the two lengths at worst, whatever the expression.
+ * no HTTP. Expressions are never turned into regular expressions: the matcher (src/text/wildcard.ts) takes time
+ * proportional to the product of the two lengths at worst, whatever the expression.
  */
+import { wildcardMatches } from '../text/wildcard.js';
 
 /** The default port of the schemes a browser page has an origin in. */
 const DEFAULT_PORTS: Record<string, string> = { http: '80', https: '443' };
@@ -48,37 +49,6 @@ export function normalizedExpression(expression: string): string {
   const port = scheme === undefined ? undefined : DEFAULT_PORTS[scheme];
   if (port !== undefined && text.endsWith(`:${port}`)) text = text.slice(0, -(port.length + 1));
   return text;
-}
-
-/**
- * Whether `text` matches the wildcard `pattern` (`*` any run of characters, none included; `?` exactly one; every
- * other character itself), both already in the same case. Greedy, going back only to the last `*` seen: at most
- * pattern length × text length steps, never exponential.
- */
-export function wildcardMatches(pattern: string, text: string): boolean {
-  let p = 0;
-  let t = 0;
-  // Where the last `*` is in the pattern, and the text position it was last tried to stop at.
-  let star = -1;
-  let starText = 0;
-  while (t < text.length) {
-    const c = pattern[p];
-    if (c === '*') {
-      star = p++;
-      starText = t;
-    } else if (c !== undefined && (c === '?' || c === text[t])) {
-      p++;
-      t++;
-    } else if (star >= 0) {
-      // The last `*` takes one more character; what follows it is tried again from there.
-      p = star + 1;
-      t = ++starText;
-    } else {
-      return false;
-    }
-  }
-  while (pattern[p] === '*') p++;
-  return p === pattern.length;
 }
 
 /** Whether a request with this `Origin` header comes from an origin some expression trusts. */

@@ -5,6 +5,8 @@
 import { parseServers } from '../dns/stub-resolver.js';
 import type { Checks, VerifierOptions, Quality } from '../engine/verifier.js';
 import type { SyntaxOptions } from '../syntax/policy.js';
+import { checkOverrideRules, type OverrideRule } from '../engine/overrides.js';
+import { readFileSync } from 'node:fs';
 
 export class UsageError extends Error {}
 
@@ -31,6 +33,7 @@ export const ENGINE_FLAGS = {
   'dns-timeout': { type: 'string' },
   refuse: { type: 'string', multiple: true },
   'no-provider-rules': { type: 'boolean', default: false },
+  overrides: { type: 'string' },
 } as const;
 
 /**
@@ -91,6 +94,7 @@ export interface EngineFlagValues {
   'dns-timeout'?: string;
   refuse?: string[];
   'no-provider-rules'?: boolean;
+  overrides?: string;
 }
 
 /** The verifier's options that the engine flags set (absent flags leave the engine's defaults). */
@@ -127,7 +131,20 @@ export function engineOptionsOf(values: EngineFlagValues): VerifierOptions {
     quality,
     allowPrivateAddresses: values['allow-private-addresses'] === true,
     smtp: { port: smtpPort, maxConnections: wholeNumber(values['max-connections'], '--max-connections', 1) },
+    ...(values.overrides !== undefined && { overrides: overrideRulesOf(values.overrides) }),
   };
+}
+
+/** `--overrides FILE`: a JSON array of override rules, checked (a malformed rule is a usage error naming it). */
+function overrideRulesOf(file: string): OverrideRule[] {
+  let rules: unknown;
+  try {
+    rules = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const reason = error instanceof SyntaxError ? `is not JSON: ${error.message}` : `cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+    throw new UsageError(`--overrides ${file} ${reason}`);
+  }
+  return usage(() => checkOverrideRules(rules, `--overrides ${file}: overrides`));
 }
 
 /** A flag's whole number from `min` up, or undefined when the flag is absent. */

@@ -55,6 +55,9 @@ Options:
   --refuse FORM           refuse a form the RFCs allow (repeatable): quoted (quoted local parts),
                           literal (address literals), international (non-ASCII local parts)
   --no-provider-rules     leave out the big providers' sign-up rules (IspSpecificSyntaxFailure)
+  --overrides FILE        override rules: a JSON array of {"match": PATTERN, "classification": NAME};
+                          the first rule matching an address gives it OverrideMatch and that
+                          classification, with no DNS or SMTP work (* any run of characters, ? one)
   --max-connections N     SMTP connections open at once (default 50); addresses are grouped by mail
                           exchanger, so one connection serves many of them
   --deduplication MODE    Off (default), Safe or Relaxed: later copies of an address are Duplicate
@@ -408,10 +411,10 @@ async function check(options: CheckOptions): Promise<void> {
     progress?.start();
     if (options.output === 'csv') writer.add(csvText([ENTRY_FIELDS]));
     if (verifier === undefined) {
-      const { syntax, allowPrivateAddresses } = options.engine;
+      const { syntax, allowPrivateAddresses, overrides } = options.engine;
       await runOffline({
         threads,
-        worker: { engine: { syntax, allowPrivateAddresses }, output: options.output, csvFormulas: options.csvFormulas },
+        worker: { engine: { syntax, allowPrivateAddresses, overrides }, output: options.output, csvFormulas: options.csvFormulas },
         // Lines of text cross as bytes, cut into lines by the workers; other inputs are read here.
         batches: options.input === 'text' ? lineBlocks(source) : inputBatches(options, source),
         writer,

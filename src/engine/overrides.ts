@@ -13,6 +13,7 @@
 import { parseAddress } from '../syntax/parse.js';
 import { mapDomainToAscii } from '../syntax/idna.js';
 import { deduplicationKey } from './dedupe.js';
+import { compileWildcard } from '../text/wildcard.js';
 
 export interface OverrideRule {
   /** A wildcard pattern over the address (`*` any run of characters, `?` one character). */
@@ -87,12 +88,12 @@ function normalPattern(pattern: string, name: string): string {
   return `${lowered.slice(0, at + 1)}${labels.join('.')}`;
 }
 
-/** A compiled wildcard pattern, in code points. */
+/** A compiled rule. */
 interface Compiled {
   /** Position of the rule in its list (lists tried one after the other count on). */
   readonly order: number;
   readonly classification: string;
-  readonly chars: readonly string[];
+  readonly matches: (key: string) => boolean;
 }
 
 /**
@@ -110,7 +111,7 @@ export function compileOverrides(...lists: readonly (readonly OverrideRule[])[])
   for (const list of lists) {
     for (const rule of list) {
       const pattern = normalPattern(rule.match, 'override rule');
-      const compiled: Compiled = { order: order++, classification: rule.classification, chars: [...pattern] };
+      const compiled: Compiled = { order: order++, classification: rule.classification, matches: compileWildcard(pattern) };
       if (!WILDCARD.test(pattern)) {
         if (!exact.has(pattern)) exact.set(pattern, compiled);
         continue;
@@ -131,12 +132,10 @@ export function compileOverrides(...lists: readonly (readonly OverrideRule[])[])
     let best = exact.get(key);
     const at = key.lastIndexOf('@');
     const bucket = at < 0 ? undefined : byDomain.get(key.slice(at + 1));
-    let chars: string[] | undefined;
     if (bucket !== undefined) {
-      chars = [...key];
       for (const rule of bucket) {
         if (best !== undefined && rule.order > best.order) break;
-        if (wildcardMatch(rule.chars, chars)) {
+        if (rule.matches(key)) {
           best = rule;
           break;
         }
@@ -144,40 +143,11 @@ export function compileOverrides(...lists: readonly (readonly OverrideRule[])[])
     }
     for (const rule of general) {
       if (best !== undefined && rule.order > best.order) break;
-      chars ??= [...key];
-      if (wildcardMatch(rule.chars, chars)) {
+      if (rule.matches(key)) {
         best = rule;
         break;
       }
     }
     return best?.classification ?? null;
   };
-}
-
-/**
- * Whether `pattern` (with `*` and `?`) matches the whole of `text`: one pass that returns to the last `*` on a
- * mismatch, so the time is at most the product of the two lengths, never exponential.
- */
-export function wildcardMatch(pattern: readonly string[], text: readonly string[]): boolean {
-  let p = 0;
-  let t = 0;
-  let star = -1;
-  let starText = 0;
-  while (t < text.length) {
-    const char = pattern[p];
-    if (char === '*') {
-      star = p++;
-      starText = t;
-    } else if (char !== undefined && (char === '?' || char === text[t])) {
-      p++;
-      t++;
-    } else if (star >= 0) {
-      p = star + 1;
-      t = ++starText;
-    } else {
-      return false;
-    }
-  }
-  while (pattern[p] === '*') p++;
-  return p === pattern.length;
 }

@@ -1,10 +1,10 @@
 /**
  * The stages of the pipeline after syntax (docs/verification.md#the-pipeline), for one parsed address. The offline
- * stages (2, 3, 4) run at once and fill the flags; the network stages (5, 6, 7) are one pass, which a batch may run
+ * stages (2 to 5) run at once and fill the flags; the network stages (6, 7, 8) are one pass, which a batch may run
  * again for a transient result.
  *
- * 2. domain-literal policy; 3. public top-level label; 4. disposable domain and relay-service lists; 5. DNS;
- * 6. mail-exchanger host lists; 7. SMTP. (1, syntax, comes before; deduplication belongs to the batch.)
+ * 2. domain-literal policy; 3. public top-level label; 4. override rules; 5. disposable domain and relay-service
+ * lists; 6. DNS; 7. mail-exchanger host lists; 8. SMTP. (1, syntax, comes before; deduplication belongs to the batch.)
  */
 import { SharedInterest, WithdrawnError } from '../dns/interest.js';
 import type { DnsLookup } from '../dns/lookup.js';
@@ -48,7 +48,7 @@ export interface Resolution {
   readonly interest: SharedInterest;
 }
 
-/** The flags, known before any network work (step 6 may still mark a disposable exchanger). */
+/** The flags, known before any network work (step 7 may still mark a disposable exchanger). */
 export interface Flags {
   isDisposableEmailAddress: boolean;
   isRoleAccount: boolean;
@@ -64,7 +64,7 @@ export type OfflineOutcome =
   | { readonly status: null; readonly probeAt: string | null };
 
 /**
- * Steps 2, 3 and 4: fills `flags`, and decides a status or hands the address to the network stages. `overrideOf`
+ * Steps 2 to 5: fills `flags`, and decides a status or hands the address to the network stages. `overrideOf`
  * (the batch's override rules) decides after the literal policy and the top-level check, before the lists.
  */
 export function offlineStages(
@@ -80,14 +80,14 @@ export function offlineStages(
   if (domain.charCodeAt(0) === 0x5b /* [ */) {
     flags.isFreeEmailAddress = false;
     flags.isDisposableEmailAddress = false;
-    // Step 2: a literal must be a global address unless the caller allows others; it skips steps 3 to 6.
+    // Step 2: a literal must be a global address unless the caller allows others; it skips steps 3 and 5 to 7.
     const address = literalIpAddress(domain);
     if (address === null || (classifyAddress(address) !== 'global' && !context.allowPrivateAddresses)) {
       return { status: 'UnacceptableDomainLiteral', syntaxFailureIndex: domainStart };
     }
     const classification = overrideOf?.(safeKey(parsed)) ?? null;
     if (classification !== null) return { status: 'OverrideMatch', classification };
-    // Step 7: probed at that address.
+    // Step 8: probed at that address.
     return context.checks === 'smtp' && context.prober !== null ? { status: null, probeAt: address } : { status: 'Success' };
   }
   const disposable = lists.isDisposableDomain(domain);
@@ -96,10 +96,10 @@ export function offlineStages(
   flags.isDisposableEmailAddress = disposable || relay;
   // Step 3: no DNS query for a name that cannot exist.
   if (!hasPublicTopLevel(domain)) return { status: 'DomainDoesNotExist' };
-  // The user's override rules: no list, DNS or SMTP work for an address they decide.
+  // Step 4: the user's override rules; no list, DNS or SMTP work for an address they decide.
   const classification = overrideOf?.(safeKey(parsed)) ?? null;
   if (classification !== null) return { status: 'OverrideMatch', classification };
-  // Step 4: disposable domains, then relay services.
+  // Step 5: disposable domains, then relay services.
   if (disposable) return { status: 'DomainIsWellKnownDea' };
   if (relay) return { status: 'MailboxIsDea' };
   if (context.checks === 'syntax') return { status: 'Success' };
@@ -122,7 +122,7 @@ export async function networkStages(
   const domain = parsed.asciiDomainPart;
   if (probeAt !== null) return { status: await probe(parsed, [{ host: '', priority: 0, addresses: [probeAt] }], context, owner), hasMx: false };
 
-  // Step 5: DNS; from the cache at once when every answer is there (the common case on a long list).
+  // Step 6: DNS; from the cache at once when every answer is there (the common case on a long list).
   if (owner.withdrawn) return WITHDRAWN;
   const cached = cachedMailDomain(context.dns, domain, {
     allowPrivateAddresses: context.allowPrivateAddresses,
@@ -132,7 +132,7 @@ export async function networkStages(
   if (mailDomain === null) return WITHDRAWN;
   if (mailDomain.status !== null) return { status: mailDomain.status, hasMx: mailDomain.hasMx };
 
-  // Step 6: what the mail exchangers' host names tell.
+  // Step 7: what the mail exchangers' host names tell.
   for (const exchanger of mailDomain.exchangers) {
     const category = context.lists.mailExchangerCategory(exchanger.host);
     if (category === 'disposable') {
@@ -142,7 +142,7 @@ export async function networkStages(
     if (category === 'parked') return { status: 'MailExchangerIsParked', hasMx: mailDomain.hasMx };
     if (category === 'honeypot') return { status: 'MailExchangerIsHoneypot', hasMx: mailDomain.hasMx };
   }
-  // Step 7: SMTP.
+  // Step 8: SMTP.
   if (context.checks !== 'smtp' || context.prober === null) return { status: 'Success', hasMx: mailDomain.hasMx };
   return { status: await probe(parsed, mailDomain.exchangers, context, owner), hasMx: mailDomain.hasMx };
 }

@@ -121,6 +121,32 @@ describe('mailverify check --checks syntax', () => {
     expect(mailverify(['check', '--refuse', 'comments'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--refuse takes quoted, literal, international/) });
   });
 
+  it('applies override rules from --overrides FILE, in one thread or several, and names a malformed rule', () => {
+    const rules = join(dir, 'rules.json');
+    writeFileSync(rules, JSON.stringify([{ match: '*@our-company.com', classification: 'Deliverable' }, { match: 'info@*', classification: 'Unwanted' }]));
+    const input = 'Jane@Our-Company.com\ninfo@example.org\njane@example.org\nbad..dot@our-company.com\n'.repeat(3000);
+    for (const threads of ['1', '2']) {
+      const { code, stdout } = mailverify(['check', '-', '-q', '--overrides', rules, '--threads', threads], input);
+      expect(code).toBe(0);
+      const entries = jsonLines(stdout);
+      expect(entries).toHaveLength(12_000);
+      expect(entries.slice(0, 4).map((e) => [e.status, e.classification])).toEqual([
+        ['OverrideMatch', 'Deliverable'],
+        ['OverrideMatch', 'Unwanted'],
+        ['Success', 'Deliverable'],
+        ['DoubleDotSequence', 'Undeliverable'],
+      ]);
+      expect(entries.filter((e) => e.status === 'OverrideMatch')).toHaveLength(6000);
+    }
+    writeFileSync(rules, JSON.stringify([{ match: '*@x.com', classification: 'A' }, { match: '*@y.com' }]));
+    expect(mailverify(['check', '-', '--overrides', rules], 'a@x.com\n')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(`--overrides ${rules}: overrides[1].classification must be a non-empty string`),
+    });
+    writeFileSync(rules, '[{');
+    expect(mailverify(['check', '-', '--overrides', rules], 'a@x.com\n')).toMatchObject({ code: 2, stderr: expect.stringContaining('is not JSON') });
+  });
+
   it('refuses what it cannot do with a clear message and exit code 2', () => {
     expect(mailverify(['check', '--checks', 'all'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--checks must be syntax, dns or smtp/) });
     expect(mailverify(['check', '--checks', 'smtp', '--mail-from', 'nobody'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/mailFrom/) });

@@ -190,7 +190,7 @@ describe('passes per batch', () => {
       await v.close();
     }
     await expect(v.verifyMany([], { quality: 'Best' as never })[Symbol.asyncIterator]().next()).rejects.toThrow(
-      'verifyMany: option quality must be Standard, High, Extreme, got "Best"',
+      'verifyMany: option quality must be one of Standard, High, Extreme or a quality level object, got "Best"',
     );
   });
 
