@@ -19,7 +19,7 @@
  *   and month of the reservation, packs first being given back (the rest is consumed free credits first); a job that
  *   was never stored gives back the whole reservation.
  */
-import type { Quality } from '../engine/quality.js';
+import type { Quality, QualityLevel } from '../engine/quality.js';
 
 /** Micro-credits in one credit. */
 export const MICRO = 1_000_000;
@@ -46,6 +46,8 @@ export interface CreditOptions {
 /** CreditOptions checked and in micro-credits. */
 export interface CreditSettings {
   readonly unitPrices: Readonly<Record<Quality, number>>;
+  /** The unit prices of custom quality levels, by id in lower case: each level's own, else the Standard one. */
+  readonly customUnitPrices: ReadonlyMap<string, number>;
   readonly freeDaily: number | null;
   readonly monthlyMax: number | null;
 }
@@ -73,8 +75,11 @@ export function fromMicro(micro: number): number {
   return micro / MICRO;
 }
 
-/** The options checked and in micro-credits; a TypeError names the option that is wrong. */
-export function creditSettings(options: CreditOptions): CreditSettings {
+/**
+ * The options checked and in micro-credits, with the unit prices of the custom quality `levels` (those with an id); a
+ * TypeError names the option that is wrong.
+ */
+export function creditSettings(options: CreditOptions, levels: readonly QualityLevel[] = []): CreditSettings {
   const read = (name: string, value: number | undefined): number | undefined => {
     if (value === undefined) return undefined;
     const micro = typeof value === 'number' ? toMicro(value) : null;
@@ -90,17 +95,28 @@ export function creditSettings(options: CreditOptions): CreditSettings {
   const unitPrices = Object.fromEntries(
     (Object.keys(DEFAULT_UNIT_PRICES) as Quality[]).map((quality) => [quality, read(`unitPrices.${quality}`, prices[quality] ?? DEFAULT_UNIT_PRICES[quality])!]),
   ) as Record<Quality, number>;
+  const customUnitPrices = new Map<string, number>();
+  levels.forEach((level, index) => {
+    if (level.id === undefined) return;
+    const micro = level.unitPrice === undefined ? unitPrices.Standard : toMicro(level.unitPrice);
+    if (micro === null) throw new TypeError(`qualityLevels[${index}].unitPrice: a number of credits from 0 to ${MAX_CREDITS} with at most six decimal places, not ${String(level.unitPrice)}`);
+    customUnitPrices.set(level.id.toLowerCase(), micro);
+  });
   return {
     unitPrices,
+    customUnitPrices,
     freeDaily: read('freeDailyCredits', options.freeDailyCredits) ?? null,
     monthlyMax: read('monthlyMaxCredits', options.monthlyMaxCredits) ?? null,
   };
 }
 
-/** The unit price of a quality in micro-credits; the defaults when credits are not accounted. */
+/**
+ * The unit price of a quality (a standard name or a custom level's id) in micro-credits; the defaults when credits are
+ * not accounted. A level no longer configured costs what Standard does.
+ */
 export function unitPriceOf(settings: CreditSettings | null, quality: string): number {
-  const prices = settings?.unitPrices ?? creditSettings({}).unitPrices;
-  return prices[quality as Quality] ?? prices.Standard;
+  const { unitPrices, customUnitPrices } = settings ?? creditSettings({});
+  return unitPrices[quality as Quality] ?? customUnitPrices.get(quality.toLowerCase()) ?? unitPrices.Standard;
 }
 
 /** The UTC day of a time (ms since the epoch): `yyyy-mm-dd`. */

@@ -14,8 +14,10 @@ import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { DEFAULT_SITEVERIFY_URLS, isHttpUrl } from '../accounts/captcha.js';
 import { parseServers } from '../dns/stub-resolver.js';
-import { QUALITIES } from '../engine/quality.js';
 import { checkOverrideRules, type OverrideRule } from '../engine/overrides.js';
+import { QUALITIES, findQuality, qualityName } from '../engine/quality.js';
+import { isStatusCode, STATUS_CODES } from '../status/catalogue.js';
+import { checkQualityLevels, type CustomQualityLevel } from '../server/quality-levels.js';
 import { DEFAULT_CALLBACK_TIMEOUT_MS } from '../jobs/callbacks.js';
 import { MAX_OVERRIDE_RULES } from '../jobs/overrides.js';
 import { formatDuration, parseDuration } from '../jobs/duration.js';
@@ -49,6 +51,8 @@ class BadValue extends Error {
   constructor(
     readonly reason?: string,
     readonly part?: { readonly expected: string; readonly value: unknown },
+    /** The reason goes right after the key, without a space: it names a part of the value (`[1].passes must be ...`). */
+    readonly attached?: true,
   ) {
     super(reason);
   }
@@ -260,18 +264,19 @@ const creditAmount: Kind<number> = {
   show: (value) => String(value),
 };
 
+/** Config file only: a JSON value has no text form. */
+const noText = (): never => fail();
+
 /** Override rules, in the config file only (a JSON array of { match, classification }): checked as the engine does. */
 const overrideRules: Kind<OverrideRule[]> = {
   expected: `a JSON array of at most ${MAX_OVERRIDE_RULES} { match, classification } rules (config file only)`,
-  fromText: () => {
-    throw new BadValue('can be given in the config file only (a JSON array of rules)');
-  },
+  fromText: noText,
   fromJson: (value) => {
     let rules: OverrideRule[];
     try {
-      rules = checkOverrideRules(value, 'overrides');
+      rules = checkOverrideRules(value, '');
     } catch (error) {
-      if (error instanceof TypeError) throw new BadValue(`is malformed: ${error.message}`);
+      if (error instanceof TypeError) throw new BadValue(error.message, undefined, true);
       throw error;
     }
     if (rules.length > MAX_OVERRIDE_RULES) throw new BadValue(`has ${rules.length} rules, more than ${MAX_OVERRIDE_RULES}`);
@@ -279,6 +284,42 @@ const overrideRules: Kind<OverrideRule[]> = {
   },
   show: (rules) => `${rules.length} rule${rules.length === 1 ? '' : 's'}`,
 };
+
+/** Custom quality levels (JSON only), checked as createServer checks them; a bad one names its item and field. */
+const qualityLevels: Kind<CustomQualityLevel[]> = {
+  expected: 'an array of quality levels { id, displayName, passes, passDelay, connectTimeout, commandTimeout, unitPrice }',
+  fromText: noText,
+  fromJson: (value) => {
+    try {
+      return checkQualityLevels(value, '');
+    } catch (error) {
+      if (error instanceof TypeError) throw new BadValue(error.message, undefined, true);
+      throw error;
+    }
+  },
+  show: (levels) => levels.map((level) => level.id).join(', '),
+};
+
+/** Classification names by status code (JSON only), checked as createVerifier checks its classifications option. */
+const classifications: Kind<Record<string, string>> = {
+  expected: 'an object mapping status codes to classification names',
+  fromText: noText,
+  fromJson: (value) => {
+    if (!isPlainObject(value)) return fail();
+    for (const [status, name] of Object.entries(value)) {
+      if (!isStatusCode(status)) {
+        const near = closestName(status, STATUS_CODES);
+        throw new BadValue(` has ${JSON.stringify(status)}, which is not a status code${near === null ? '' : ` (did you mean "${near}"?)`}`, undefined, true);
+      }
+      if (typeof name !== 'string' || name === '') throw new BadValue(`.${status} must be a non-empty string, got ${JSON.stringify(name)}`, undefined, true);
+    }
+    return { ...(value as Record<string, string>) };
+  },
+  show: (value) => Object.entries(value).map(([status, name]) => `${status}: ${name}`).join(', '),
+};
+
+/** A quality level's name: checked against the standard names and the custom levels once every option is read. */
+const levelName: Kind<string> = { ...text, expected: `${QUALITIES.join(', ')} or the id of one of qualityLevels` };
 
 function fail(): never {
   throw new BadValue();
@@ -405,7 +446,16 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { flag: 'unit-price-standard', placeholder: 'N', env: 'MAILVERIFY_UNIT_PRICE_STANDARD', key: 'unitPriceStandard', kind: creditAmount, defaultText: String(DEFAULT_UNIT_PRICES.Standard), description: 'credits per entry of a Standard job; with --credits', section: 'Credits', target: 'server.credits.unitPrices.Standard' },
   { flag: 'unit-price-high', placeholder: 'N', env: 'MAILVERIFY_UNIT_PRICE_HIGH', key: 'unitPriceHigh', kind: creditAmount, defaultText: String(DEFAULT_UNIT_PRICES.High), description: 'credits per entry of a High job; with --credits', section: 'Credits', target: 'server.credits.unitPrices.High' },
   { flag: 'unit-price-extreme', placeholder: 'N', env: 'MAILVERIFY_UNIT_PRICE_EXTREME', key: 'unitPriceExtreme', kind: creditAmount, defaultText: String(DEFAULT_UNIT_PRICES.Extreme), description: 'credits per entry of an Extreme job; with --credits', section: 'Credits', target: 'server.credits.unitPrices.Extreme' },
-  { flag: 'quality', placeholder: 'LEVEL', env: 'MAILVERIFY_QUALITY', key: 'quality', kind: choice(QUALITIES), default: 'Standard', description: "Standard, High or Extreme: the quality of jobs that name none, and the verifier's timeouts", section: 'Jobs', target: 'server.defaultQuality' },
+  { flag: 'quality', placeholder: 'LEVEL', env: 'MAILVERIFY_QUALITY', key: 'quality', kind: levelName, default: 'Standard', description: "Standard, High, Extreme or the id of a custom level (without case): the quality of jobs that name none, and the verifier's own level (its timeouts, and the level of a job whose custom level is no longer configured)", section: 'Jobs', target: 'server.defaultQuality' },
+  {
+    key: 'qualityLevels',
+    kind: qualityLevels,
+    defaultText: 'none',
+    description:
+      'custom quality levels (config file only): [{ "id", "displayName", "passes", "passDelay", "connectTimeout", "commandTimeout", "unitPrice" }], durations in milliseconds; jobs name one by id in quality (without case); a figure left out is the verifier\'s option, else Standard\'s; unitPrice defaults to the Standard unit price',
+    section: 'Jobs',
+    target: 'server.qualityLevels',
+  },
 
   { flag: 'checks', placeholder: 'LEVEL', env: 'MAILVERIFY_CHECKS', key: 'checks', kind: choice(['syntax', 'dns', 'smtp'] as const), default: 'smtp', description: 'how far jobs are verified: syntax (offline: syntax, lists, suggestions), dns (adds the DNS/MX checks) or smtp (probes the mailboxes)', section: 'Verification', target: 'server.verifier.checks' },
   { flag: 'dns-server', placeholder: 'IP[:PORT]', env: 'MAILVERIFY_DNS_SERVERS', key: 'dnsServers', kind: list(dnsServer, 'IP addresses with optional ports'), defaultText: "the system's", description: 'DNS servers to ask (the flag repeated, or comma-separated)', section: 'Verification', target: 'server.verifier.dns.servers' },
@@ -416,6 +466,14 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { flag: 'max-connections', placeholder: 'N', env: 'MAILVERIFY_MAX_CONNECTIONS', key: 'maxConnections', kind: integer(1), defaultText: '50', description: 'SMTP connections open at once, over all jobs', section: 'Verification', target: 'server.verifier.smtp.maxConnections' },
   { flag: 'passes', placeholder: 'N', env: 'MAILVERIFY_PASSES', key: 'passes', kind: integer(1), defaultText: 'by quality: 1, 3, 9', description: 'passes over transient results', section: 'Verification', target: 'server.verifier.passes' },
   { flag: 'pass-delay', placeholder: 'MS', env: 'MAILVERIFY_PASS_DELAY', key: 'passDelay', kind: integer(0), defaultText: '300000', description: 'the wait between two passes, in milliseconds', section: 'Verification', target: 'server.verifier.passDelayMs' },
+  {
+    key: 'classifications',
+    kind: classifications,
+    defaultText: 'Deliverable, Undeliverable, Risky, Unknown',
+    description: 'classification names by status code (config file only), replacing the standard ones in entries, status filters and exports: { "MailboxIsDea": "Disposable" }',
+    section: 'Verification',
+    target: 'server.verifier.classifications',
+  },
   { flag: 'allow-private-addresses', env: 'MAILVERIFY_ALLOW_PRIVATE_ADDRESSES', key: 'allowPrivateAddresses', kind: boolean, default: false, description: 'let exchangers, literals and callback URLs on private, loopback or link-local addresses be used; off, a hostile MX record cannot point inside your network', section: 'Verification', target: 'server.verifier.allowPrivateAddresses' },
   {
     flag: 'refuse',
@@ -518,8 +576,16 @@ export function resolveServeSettings(flags: FlagValues, env: NodeJS.ProcessEnv):
     throw new UsageError(`${source} needs --credits (or MAILVERIFY_CREDITS, or the key credits): credits are not accounted without it`);
   }
   if (!creditsOn) delete (result['server'] as { credits?: unknown }).credits;
-  // The quality of jobs that name none is also the verifier's, which sets its timeouts.
-  setPath(result, 'server.verifier.quality', (result['server'] as StandaloneOptions).defaultQuality);
+  // The quality of jobs that name none, a standard or a custom level, is also the verifier's, which sets its timeouts.
+  const levels = (result['server'] as StandaloneOptions).qualityLevels ?? [];
+  const defaultQuality = (result['server'] as StandaloneOptions).defaultQuality!;
+  const level = findQuality(defaultQuality, levels);
+  if (level === null) {
+    const names = [...QUALITIES, ...levels.map((custom) => custom.id!)].join(', ');
+    throw new UsageError(`${sources.get('server.defaultQuality')} must be one of ${names}, got ${defaultQuality}`);
+  }
+  setPath(result, 'server.defaultQuality', qualityName(level));
+  setPath(result, 'server.verifier.quality', level);
   return {
     server: result['server'] as ServeSettings['server'],
     listen: result['listen'] as ServeSettings['listen'],
@@ -559,7 +625,7 @@ function read(option: ServeOption, source: string, raw: unknown, config?: Config
     return { source, value: config === undefined ? option.kind.fromText(raw as string) : option.kind.fromJson(raw, config.folder) };
   } catch (error) {
     if (!(error instanceof BadValue)) throw error;
-    if (error.reason !== undefined) throw new UsageError(`${source} ${error.reason}`);
+    if (error.reason !== undefined) throw new UsageError(`${source}${error.attached ? '' : ' '}${error.reason}`);
     const value = error.part === undefined ? raw : error.part.value;
     // Text as it was written; JSON as JSON, so that "8080" and 8080 differ.
     const got = option.secret ? '' : `, got ${config === undefined ? String(value) : JSON.stringify(value)}`;
@@ -653,7 +719,7 @@ export function optionsHelp(): string {
     for (const option of SERVE_OPTIONS.filter((row) => row.section === section)) {
       const name = option.flag === undefined ? (option.env ?? option.key!) : `--${option.flag}${option.placeholder === undefined ? '' : ` ${option.placeholder}`}`;
       const fallback = defaultOf(option);
-      const also = [option.flag === undefined ? undefined : option.env, option.key].filter((part) => part !== undefined);
+      const also = [option.flag === undefined ? undefined : option.env, option.key === name ? undefined : option.key].filter((part) => part !== undefined);
       const notes = [fallback === '' ? undefined : `default ${fallback}`, also.length === 0 ? undefined : also.join(', ')].filter((part) => part !== undefined);
       const text = `${option.description}${notes.length === 0 ? '' : ` (${notes.join('; ')})`}`;
       const first = `  ${name}`;

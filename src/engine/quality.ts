@@ -78,3 +78,17 @@ export function checkQuality(value: unknown, where: string): Quality | QualityLe
   if (price !== undefined && !(typeof price === 'number' && Number.isFinite(price) && price >= 0)) fail('unitPrice', 'a number of credits, 0 or more');
   return { ...(level as QualityLevel) };
 }
+
+/**
+ * The level a name gives among the standard ones and `levels` (custom levels with an id), compared without case: a
+ * standard name in its canonical spelling, a custom level as given, or null.
+ */
+export function findQuality(name: string, levels: readonly QualityLevel[] = []): Quality | QualityLevel | null {
+  const lower = name.toLowerCase();
+  return standardQuality(name) ?? levels.find((level) => level.id?.toLowerCase() === lower) ?? null;
+}
+
+/** The name of a level found by findQuality: the standard name, or the custom level's id as configured. */
+export function qualityName(quality: Quality | QualityLevel): string {
+  return typeof quality === 'string' ? quality : quality.id!;
+}

@@ -14,7 +14,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Entry } from '../engine/entry.js';
 import { SETTLED, type SettledInput } from '../engine/batch.js';
-import { QUALITIES, type Quality } from '../engine/quality.js';
+import { findQuality, type QualityLevel } from '../engine/quality.js';
 import type { Verifier } from '../engine/verifier.js';
 import type { OverrideRule } from '../engine/overrides.js';
 import { completionEvent } from './callbacks.js';
@@ -44,6 +44,13 @@ export interface JobsOptions {
   readonly clock?: Clock;
   /** Told when a completed job put its callback event in the store's outbox (the delivery worker's `wake`). */
   readonly onCallbackQueued?: (jobId: string) => void;
+  /** The custom quality levels jobs may name (by id, without case), besides Standard, High and Extreme. */
+  readonly qualityLevels?: readonly QualityLevel[];
+  /**
+   * Told when a job names a quality level that is not configured (one removed before a restart): the job runs at the
+   * verifier's own level (default: console.warn).
+   */
+  readonly onUnknownQuality?: (quality: string, jobId: string) => void;
   /** Where a job that fails for a reason of ours is reported (default: console.error). */
   readonly onError?: (error: unknown, jobId: string) => void;
 }
@@ -198,6 +205,12 @@ export class Jobs {
   report(error: unknown, jobId: string): void {
     (this.options.onError ?? ((e: unknown, id: string) => console.error(`mailverify: job ${id} failed:`, e)))(error, jobId);
   }
+
+  /** @internal */
+  unknownQuality(quality: string, jobId: string): void {
+    const warn = (name: string, id: string): void => console.warn(`mailverify: job ${id} names the quality level ${name}, which is not configured: it runs at the verifier's level`);
+    (this.options.onUnknownQuality ?? warn)(quality, jobId);
+  }
 }
 
 /** The draft of a store without drafts of its own: inputs held until the commit hands them to `createJob`. */
@@ -281,12 +294,13 @@ class JobRun {
     try {
       // The account's rules when the job was submitted, whatever they are now.
       const overrides = job.overrides === undefined ? undefined : await this.jobs.overrideList(job.overrides);
+      const quality = findQuality(job.quality, this.jobs.options.qualityLevels);
+      if (quality === null) this.jobs.unknownQuality(job.quality, job.id);
       const batch = verifier.verifyMany(this.inputs(), {
         deduplication: job.deduplication,
         ...(overrides !== undefined && { overrides }),
         priority: job.priority ?? 127,
-        // A custom quality name (none yet) runs at the verifier's own level.
-        ...(QUALITIES.includes(job.quality as Quality) && { quality: job.quality as Quality }),
+        ...(quality !== null && { quality }),
         signal: this.controller.signal,
         onProgress: (progress) => {
           this.estimatedTimeRemainingMs = progress.estimatedTimeRemainingMs;

@@ -12,9 +12,11 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import compress from '@fastify/compress';
 import cors from '@fastify/cors';
-import { createVerifier, type Quality, type VerifierOptions } from '../engine/verifier.js';
 import { checkOverrideRules, type OverrideRule } from '../engine/overrides.js';
 import { MAX_OVERRIDE_RULES, setAccountOverrides } from '../jobs/overrides.js';
+import { createVerifier, type QualityLevel, type VerifierOptions } from '../engine/verifier.js';
+import { QUALITIES, findQuality, qualityName } from '../engine/quality.js';
+import { checkQualityLevels } from './quality-levels.js';
 import { createDefaultResolver } from '../dns/resolver.js';
 import { MisconfigurationMonitor } from '../engine/misconfiguration.js';
 import { combineObservers } from '../engine/observer.js';
@@ -65,8 +67,17 @@ export interface ServerOptions {
   readonly basePath?: string;
   /** Options of the verifier every job runs on (DNS, SMTP, safety...). */
   readonly verifier?: VerifierOptions;
-  /** The quality of a job that does not name one (default Standard). */
-  readonly defaultQuality?: Quality;
+  /**
+   * The quality of a job that does not name one (default Standard): a standard name or the id of one of
+   * `qualityLevels`, compared without case.
+   */
+  readonly defaultQuality?: string;
+  /**
+   * Custom quality levels (default none), which jobs name by id in `quality` besides Standard, High and Extreme: each
+   * with its own passes, pass delay and timeouts (milliseconds; those left out are the verifier's options, else
+   * Standard's) and unit price (default the Standard one). Ids are compared without case; overviews show them as given.
+   */
+  readonly qualityLevels?: readonly QualityLevel[];
   /** The retention of a job that does not set one, from its completion (default 30 days). */
   readonly defaultRetentionMs?: number;
   /** The lifetime of a bearer token (default 1 hour). */
@@ -153,11 +164,17 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     throw new Error('mailverify: a root user name is required');
   }
   // Read before the store opens: a wrong option leaves nothing open.
-  const credits = options.credits === undefined ? null : creditSettings(options.credits);
-  const overrides = options.overrides === undefined ? undefined : checkOverrideRules(options.overrides, 'overrides');
+  const overrides = options.overrides === undefined ? undefined : checkOverrideRules(options.overrides, 'mailverify: option overrides');
   if (overrides !== undefined && overrides.length > MAX_OVERRIDE_RULES) {
-    throw new TypeError(`overrides: at most ${MAX_OVERRIDE_RULES} rules, got ${overrides.length}`);
+    throw new TypeError(`mailverify: option overrides must have at most ${MAX_OVERRIDE_RULES} rules, got ${overrides.length}`);
   }
+  const qualityLevels = checkQualityLevels(options.qualityLevels ?? [], 'mailverify: option qualityLevels');
+  const defaultLevel = findQuality(options.defaultQuality ?? 'Standard', qualityLevels);
+  if (defaultLevel === null) {
+    const names = [...QUALITIES, ...qualityLevels.map((level) => level.id)].join(', ');
+    throw new TypeError(`mailverify: option defaultQuality must be one of ${names}, got ${JSON.stringify(options.defaultQuality)}`);
+  }
+  const credits = options.credits === undefined ? null : creditSettings(options.credits, qualityLevels);
   if (credits !== null && options.store !== undefined && !isCreditStore(options.store)) {
     throw new Error('mailverify: credits are accounted in the store: the given store does not keep credits (CreditStore)');
   }
@@ -201,6 +218,9 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   const jobs = await Jobs.open({
     store,
     verifier,
+    qualityLevels,
+    onUnknownQuality: (quality, jobId) =>
+      app.log.warn({ jobId, quality }, `mailverify: job ${jobId} names the quality level ${quality}, which is not configured any longer: it runs at the verifier's level`),
     ...(options.clock !== undefined && { clock: options.clock }),
     onCallbackQueued: () => callbacks.wake(),
     // A job that fails for a reason of ours (the store, a bug) is reported in the server's log, not on the console.
@@ -229,7 +249,9 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
       clientCertificates: (options as StandaloneOptions).https?.clientCa !== undefined,
     }),
     cursors: new Cursors(secret),
-    defaultQuality: options.defaultQuality ?? 'Standard',
+    defaultQuality: qualityName(defaultLevel),
+    qualityLevels,
+    prices: credits ?? creditSettings({}, qualityLevels),
     defaultRetentionMs,
     maxEntriesPerJob: options.maxEntriesPerJob ?? DEFAULT_MAX_ENTRIES_PER_JOB,
     allowPrivateAddresses,

@@ -100,13 +100,17 @@ async function balanceOf(accounting: CreditAccounting, clock: Clock) {
 export async function creditRoutes(app: FastifyInstance, context: ServerContext, packs: boolean): Promise<void> {
   const { clock } = context.jobs;
 
+  // The standard levels, then the custom ones in the order of the configuration.
   app.get('/email-validations/quality-levels', { schema: CREDIT_OPERATIONS.listQualityLevels }, async () => ({
-    data: QUALITIES.map((quality) => ({
-      id: quality,
-      displayName: quality,
-      isDefault: quality === context.defaultQuality,
-      isCustom: false,
-      unitPrice: fromMicro(unitPriceOf(context.credits?.settings ?? null, quality)),
+    data: [
+      ...QUALITIES.map((quality) => ({ id: quality, displayName: quality, isCustom: false })),
+      ...context.qualityLevels.map(({ id, displayName }) => ({ id, displayName, isCustom: true })),
+    ].map(({ id, displayName, isCustom }) => ({
+      id,
+      displayName,
+      isDefault: id === context.defaultQuality,
+      isCustom,
+      unitPrice: fromMicro(unitPriceOf(context.prices, id)),
       isUnavailable: false,
     })),
   }));

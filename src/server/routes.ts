@@ -3,7 +3,7 @@
  * tokens. Handlers translate between HTTP and the jobs layer; no SQL and no scheduling here.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Quality } from '../engine/verifier.js';
+import type { CreditSettings } from '../accounts/credits.js';
 import type { Jobs } from '../jobs/jobs.js';
 import type { UserStore } from '../accounts/types.js';
 import type { EntryFilter, JobRecord, JobStatus } from '../jobs/types.js';
@@ -18,6 +18,7 @@ import { isMultipart, readFileImport, type ResolvedImportOptions } from './impor
 import { ProblemError, invalidField } from './problems.js';
 import { DEFAULT_PAGE_LIMIT, JOB_STATUSES, MAX_PAGE_LIMIT, overviewOf } from './shapes.js';
 import { V2_OPERATIONS } from './schemas/index.js';
+import type { CustomQualityLevel } from './quality-levels.js';
 import { TOTP_STEP_PATHS, totpStepRoute, USER_PATHS, userRoutes, type SecondFactorState } from './users.js';
 import { StreamedBody } from './json-body.js';
 import { CREDIT_PACK_PATHS, CREDIT_PATHS, creditRoutes, type CreditAccounting } from './credits.js';
@@ -38,7 +39,12 @@ export interface ServerContext {
   readonly rootUsername: string;
   readonly auth: Authenticator;
   readonly cursors: Cursors;
-  readonly defaultQuality: Quality;
+  /** The quality of a job that names none: a standard name, or a custom level's id as configured. */
+  readonly defaultQuality: string;
+  /** The custom quality levels jobs may name, checked. */
+  readonly qualityLevels: readonly CustomQualityLevel[];
+  /** The unit prices of every level: the accounted ones, else the defaults (shown whether or not credits are on). */
+  readonly prices: CreditSettings;
   readonly defaultRetentionMs: number;
   readonly maxEntriesPerJob: number;
   readonly allowPrivateAddresses: boolean;

@@ -5,7 +5,7 @@
  */
 import { isIP } from 'node:net';
 import type { Deduplication } from '../engine/dedupe.js';
-import { QUALITIES, type Quality } from '../engine/quality.js';
+import { QUALITIES, findQuality, qualityName, type QualityLevel } from '../engine/quality.js';
 import { isGlobalAddress } from '../net/ip-ranges.js';
 import { parseDuration } from '../jobs/duration.js';
 import type { CallbackSettings, JobDraft, JobInput } from '../jobs/types.js';
@@ -24,7 +24,8 @@ const DEDUPLICATIONS: readonly Deduplication[] = ['Off', 'Safe', 'Relaxed'];
 
 export interface Submission {
   readonly inputs: JobInput[];
-  readonly quality?: Quality;
+  /** A standard level in its canonical spelling, or a custom level's id as configured. */
+  readonly quality?: string;
   readonly deduplication?: Deduplication;
   readonly priority?: number;
   readonly name?: string;
@@ -41,6 +42,8 @@ export interface SubmissionLimits {
   readonly maxEntriesPerJob: number;
   /** Callback URLs may name non-global addresses (the engine's allowPrivateAddresses). */
   readonly allowPrivateAddresses: boolean;
+  /** The custom quality levels a job may name besides the standard ones. */
+  readonly qualityLevels?: readonly QualityLevel[];
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -209,9 +212,10 @@ export function readJobSettings(body: Record<string, unknown>, limits: Submissio
   const submission: { -readonly [K in keyof Submission]?: Submission[K] } = {};
 
   if (body['quality'] != null) {
-    const quality = canonical(body['quality'], QUALITIES);
-    if (quality === null) throw invalidField('quality', `must be one of ${QUALITIES.join(', ')}`);
-    submission.quality = quality;
+    const levels = limits.qualityLevels ?? [];
+    const quality = typeof body['quality'] === 'string' ? findQuality(body['quality'], levels) : null;
+    if (quality === null) throw invalidField('quality', `must be one of ${[...QUALITIES, ...levels.map(qualityName)].join(', ')}`);
+    submission.quality = qualityName(quality);
   }
   if (body['deduplication'] != null) {
     const deduplication = canonical(body['deduplication'], DEDUPLICATIONS);

@@ -17,7 +17,10 @@ describe('credit amounts', () => {
   });
 
   it('options: defaults 1, 2, 4; a wrong amount or an unknown name is a TypeError naming it', () => {
-    expect(creditSettings({})).toEqual({ unitPrices: { Standard: 1e6, High: 2e6, Extreme: 4e6 }, freeDaily: null, monthlyMax: null });
+    expect(creditSettings({})).toEqual({ unitPrices: { Standard: 1e6, High: 2e6, Extreme: 4e6 }, customUnitPrices: new Map(), freeDaily: null, monthlyMax: null });
+    // A custom level costs its own price, else the Standard one.
+    const custom = creditSettings({ unitPrices: { Standard: 1.5 } }, [{ id: 'Patient', unitPrice: 0.25 }, { id: 'quick' }]);
+    expect([...custom.customUnitPrices]).toEqual([['patient', 250_000], ['quick', 1_500_000]]);
     expect(creditSettings({ unitPrices: { High: 2.5 }, freeDailyCredits: 10 }).unitPrices.High).toBe(2_500_000);
     expect(() => creditSettings({ monthlyMaxCredits: -1 })).toThrow(/credits\.monthlyMaxCredits/);
     expect(() => creditSettings({ unitPrices: { Cheap: 1 } as never })).toThrow(/credits\.unitPrices\.Cheap/);

@@ -54,7 +54,7 @@ describe('serve options: one definition', () => {
       expect(new Set(names).size).toBe(names.length);
     }
     for (const option of SERVE_OPTIONS) {
-      // A key of the config file only (a structured value such as the override rules) has no variable.
+      // Keys of JSON values (override rules, qualityLevels, classifications) are the config file's only.
       if (option.key === undefined || (option.flag === undefined && option.env === undefined)) continue;
       expect(option.env).toBe(`MAILVERIFY_${option.key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`);
     }
@@ -65,7 +65,7 @@ describe('serve options: one definition', () => {
       store: true, dataDir: true, rootUsername: true, rootPassword: true, basePath: true, verifier: true, defaultQuality: true,
       defaultRetentionMs: true, tokenLifetimeMs: true, tokenSecret: true, bodyLimit: true, maxEntriesPerJob: true, fileImport: true,
       callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, rateLimits: true, credits: true, logger: true, trustProxy: true,
-      https: true, requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true, overrides: true,
+      https: true, requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true, overrides: true, qualityLevels: true,
     };
     for (const { target } of SERVE_OPTIONS) {
       const [scope, name] = target.split('.');
@@ -287,11 +287,11 @@ describe('serve options: override rules (config file only)', () => {
 
   it('a malformed rule is a usage error naming the key and the rule', () => {
     expect(failure(() => settings([], {}, { overrides: [{ match: 'a@b.c', classification: 'Risky' }, { match: '', classification: 'Risky' }] }))).toMatch(
-      /config-\w+\.json: overrides is malformed: overrides\[1\]\.match must be a non-empty string, got ""$/,
+      /config-\w+\.json: overrides\[1\]\.match must be a non-empty string, got ""$/,
     );
-    expect(failure(() => settings([], {}, { overrides: [{ match: 'a@b.c' }] }))).toMatch(/: overrides is malformed: overrides\[0\]\.classification must be a non-empty string, got nothing$/);
+    expect(failure(() => settings([], {}, { overrides: [{ match: 'a@b.c' }] }))).toMatch(/: overrides\[0\]\.classification must be a non-empty string, got nothing$/);
     expect(failure(() => settings([], {}, { overrides: [{ match: 'a@b.c', classification: 'Risky', why: 1 }] }))).toMatch(/overrides\[0\] has an unknown key "why"/);
-    expect(failure(() => settings([], {}, { overrides: { match: 'a@b.c', classification: 'Risky' } }))).toMatch(/: overrides is malformed: overrides must be an array/);
+    expect(failure(() => settings([], {}, { overrides: { match: 'a@b.c', classification: 'Risky' } }))).toMatch(/: overrides must be an array/);
     const many = Array.from({ length: 10_001 }, (_, i) => ({ match: `u${i}@example.com`, classification: 'Risky' }));
     expect(failure(() => settings([], {}, { overrides: many }))).toMatch(/: overrides has 10001 rules, more than 10000$/);
   });
@@ -299,5 +299,48 @@ describe('serve options: override rules (config file only)', () => {
   it('has no flag and no variable: a MAILVERIFY_OVERRIDES variable is reported as no option', () => {
     expect(Object.keys(serveFlags())).not.toContain('overrides');
     expect(settings([], { MAILVERIFY_OVERRIDES: '[]' }).warnings).toEqual([expect.stringMatching(/^the environment variable MAILVERIFY_OVERRIDES is no option of serve/)]);
+  });
+});
+
+describe('serve options: custom quality levels and classification names (config file only)', () => {
+  const PATIENT = { id: 'Patient', passes: 3, passDelay: 200, commandTimeout: 10_000, unitPrice: 0.5 };
+
+  it('qualityLevels: the levels, a display name defaulting to the id; quality may name one without case', () => {
+    const { server } = settings(['--quality', 'PATIENT'], {}, { qualityLevels: [PATIENT, { id: 'quick', displayName: 'Quick' }] });
+    expect(server.qualityLevels).toEqual([{ ...PATIENT, displayName: 'Patient' }, { id: 'quick', displayName: 'Quick' }]);
+    // The default is written as configured, and it is the verifier's own level.
+    expect(server.defaultQuality).toBe('Patient');
+    expect(server.verifier!.quality).toEqual({ ...PATIENT, displayName: 'Patient' });
+    expect(settings([], {}, { quality: 'high', qualityLevels: [PATIENT] }).server).toMatchObject({ defaultQuality: 'High', verifier: { quality: 'High' } });
+  });
+
+  it('a bad level names the key, the item and the field', () => {
+    const level = (levels: unknown): string => failure(() => settings([], {}, { qualityLevels: levels }));
+    expect(level({ id: 'a' })).toMatch(/config-\w+\.json: qualityLevels must be an array of quality levels, got \{"id":"a"\}$/);
+    expect(level([PATIENT, { id: 'b', passes: 0 }])).toMatch(/config-\w+\.json: qualityLevels\[1\]\.passes must be an integer from 1 to 100, got 0$/);
+    expect(level([{ id: 'extreme' }])).toMatch(/qualityLevels\[0\]\.id must be a name other than Standard, High and Extreme, got "extreme"$/);
+    expect(level([{ id: 'a' }, { id: 'A' }])).toMatch(/qualityLevels\[1\]\.id "A" is the id of item 0 too/);
+    expect(level([{ passes: 2 }])).toMatch(/qualityLevels\[0\]\.id is required/);
+    expect(level([{ id: 'a', timeout: 5 }])).toMatch(/qualityLevels\[0\] has an unknown field "timeout"/);
+    expect(level([{ id: 'a', unitPrice: 1.0000001 }])).toMatch(/qualityLevels\[0\]\.unitPrice must be a number of credits .* at most six decimal places/);
+    expect(failure(() => settings(['--quality', 'slow'], {}, { qualityLevels: [PATIENT] }))).toBe('--quality must be one of Standard, High, Extreme, Patient, got slow');
+    expect(failure(() => settings([], { MAILVERIFY_QUALITY: 'Patient' }))).toBe('MAILVERIFY_QUALITY must be one of Standard, High, Extreme, got Patient');
+  });
+
+  it('classifications: names by status code for the verifier; an unknown status or an empty name is refused', () => {
+    const names = { MailboxIsDea: 'Disposable', Success: 'Good' };
+    expect(settings([], {}, { classifications: names }).server.verifier!.classifications).toEqual(names);
+    const bad = (value: unknown): string => failure(() => settings([], {}, { classifications: value }));
+    expect(bad(['Success'])).toMatch(/config-\w+\.json: classifications must be an object mapping status codes to classification names, got \["Success"\]$/);
+    expect(bad({ MailboxIsDEA: 'x' })).toMatch(/config-\w+\.json: classifications has "MailboxIsDEA", which is not a status code \(did you mean "MailboxIsDea"\?\)$/);
+    expect(bad({ Success: '' })).toMatch(/config-\w+\.json: classifications\.Success must be a non-empty string, got ""$/);
+  });
+
+  it('neither has a flag or a variable', () => {
+    for (const key of ['qualityLevels', 'classifications']) {
+      const option = SERVE_OPTIONS.find((row) => row.key === key)!;
+      expect([option.flag, option.env]).toEqual([undefined, undefined]);
+    }
+    expect(settings([], { MAILVERIFY_QUALITY_LEVELS: '[]' }).warnings).toEqual([expect.stringContaining('MAILVERIFY_QUALITY_LEVELS is no option of serve')]);
   });
 });

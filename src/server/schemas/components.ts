@@ -76,7 +76,7 @@ const Overview: JsonSchema = {
     name: { type: 'string', description: 'The name given at submission.' },
     owner: { type: 'string', description: 'The id of the user that submitted the job.' },
     clientIP: { type: 'string', description: 'The IP address the job was submitted from.' },
-    quality: { enum: QUALITIES, description: 'The quality level the job runs at.' },
+    quality: { type: 'string', minLength: 1, examples: [...QUALITIES], description: `The quality level the job runs at: ${QUALITIES.join(', ')}, or the id of a custom level of the server as configured.` },
     deduplication: { enum: DEDUPLICATION_MODES, description: 'How duplicates are marked.' },
     noOfEntries: { type: 'integer', minimum: 0, description: 'The number of entries of the job.' },
     createdOn: timestamp('When the job was created.'),
@@ -180,7 +180,12 @@ const Credentials: JsonSchema = {
 
 /** The job settings common to the JSON body and a file import's `settings` part. */
 const jobSettings: Record<string, JsonSchema> = {
-  quality: { enum: QUALITIES, description: 'Compared without case; default: the server\'s default quality.' },
+  quality: {
+    type: 'string',
+    minLength: 1,
+    examples: [...QUALITIES],
+    description: `${QUALITIES.join(', ')}, or the id of a custom level of the server (GET /email-validations/quality-levels); compared without case; another name is 400; default: the server's default quality.`,
+  },
   priority: { ...priority, description: '0 (lowest) to 255 (highest); 127 is normal. Absent: every job runs at the same speed.' },
   deduplication: { enum: DEDUPLICATION_MODES, description: 'Compared without case; default Off.' },
   name: { type: 'string', maxLength: MAX_NAME_LENGTH },
@@ -460,10 +465,10 @@ const QualityLevel: JsonSchema = {
   required: ['id', 'displayName', 'isDefault', 'isCustom', 'unitPrice', 'isUnavailable'],
   additionalProperties: false,
   properties: {
-    id: { enum: QUALITIES, description: 'The name a submission gives as `quality`.' },
+    id: { type: 'string', minLength: 1, description: 'The name a submission gives as `quality` (compared without case).' },
     displayName: { type: 'string' },
     isDefault: flag('The quality of a job that names none.'),
-    isCustom: { const: false, description: 'No custom quality levels.' },
+    isCustom: flag('A level of the server\'s configuration, not one of Standard, High and Extreme.'),
     unitPrice: amount('Credits per entry.'),
     isUnavailable: { const: false },
   },
