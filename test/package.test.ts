@@ -111,7 +111,7 @@ function packedFiles(folder: string): string[] {
 }
 
 /** Packages of the server: HTTP, database, tokens, and later spreadsheets. */
-const SERVER_PACKAGES = /node_modules\/(fastify|@fastify|libsql|@libsql|jose|exceljs|xlsx|@e965)\//;
+const SERVER_PACKAGES = /node_modules\/(fastify|@fastify|libsql|@libsql|jose|exceljs|xlsx|@e965|ioredis|@ioredis)\//;
 
 describe("the CLI's offline worker thread", () => {
   it('checks and encodes a chunk from the built files, ES module and CommonJS alike', () => {
@@ -180,6 +180,8 @@ describe('mailverify/server', () => {
       ) as string[];
     expect(loaded('mailverify').filter((path) => SERVER_PACKAGES.test(path))).toEqual([]);
     expect(loaded('mailverify/server').filter((path) => SERVER_PACKAGES.test(path)).length).toBeGreaterThan(0);
+    // The Redis client of a cluster is loaded only when a cluster opens a connection.
+    expect(loaded('mailverify/server').filter((path) => /node_modules\/(ioredis|@ioredis)\//.test(path))).toEqual([]);
     // The ES module build: the files dist/index.js imports, followed through the shared chunks.
     const seen = new Set<string>();
     const bare = new Set<string>();
@@ -194,7 +196,7 @@ describe('mailverify/server', () => {
       }
     };
     visit('index.js');
-    expect([...bare].filter((name) => /^(fastify|@fastify\/|libsql|jose|exceljs|xlsx)/.test(name))).toEqual([]);
+    expect([...bare].filter((name) => /^(fastify|@fastify\/|libsql|jose|exceljs|xlsx|ioredis)/.test(name))).toEqual([]);
     expect([...bare].some((name) => name.startsWith('nodemailer/'))).toBe(true); // the walk does reach the engine's imports
   });
 });

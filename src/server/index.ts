@@ -27,3 +27,7 @@ export type {
 export type { Clock, ClockTimer } from '../jobs/clock.js';
 export { MemoryRateLimitStore } from './rate-limits.js';
 export type { RateLimitOptions, RateLimitStore, Bucket } from './rate-limits.js';
+export { RedisRateLimitStore } from './redis-rate-limits.js';
+export type { RedisRateLimitStoreOptions } from './redis-rate-limits.js';
+export { closeRedis, openRedis } from '../cluster/redis.js';
+export type { Redis, RedisCounterOptions } from '../cluster/redis.js';
