@@ -51,8 +51,10 @@ export interface CaptchaOptions {
   readonly siteverifyUrls?: Partial<Record<CaptchaProvider, string>>;
   /** How long a provider has to answer, in milliseconds (default 5,000). */
   readonly timeoutMs?: number;
-  /** Accepted tokens remembered at most (default 200,000). */
+  /** Accepted tokens remembered at most (default 200,000), when they are remembered in this process's memory. */
   readonly maxRememberedTokens?: number;
+  /** Where used tokens are remembered (default: this process's memory); a cluster shares one (RedisCaptchaTokens). */
+  readonly usedTokens?: UsedCaptchaTokens;
 }
 
 /** The token was not accepted: no valid `captcha` member, a provider the user has not configured, or the provider said no. */
@@ -101,11 +103,16 @@ export function readCaptchaAnswer(value: unknown): CaptchaAnswer {
   return { provider, token };
 }
 
-/**
- * Tokens used up: accepted ones for 24 hours (in insertion order, which is expiry order, so the oldest go first), and
- * those being checked right now.
- */
-class UsedTokens {
+/** Tokens used up, by a hash of provider and token: accepted ones for 24 hours, and those being checked right now. */
+export interface UsedCaptchaTokens {
+  /** Takes `key` for a check, atomically; false when it is being checked or was accepted. */
+  take(key: string): boolean | Promise<boolean>;
+  /** The check of `key` ended: remembered for 24 hours when the token was accepted, else free again. */
+  release(key: string, accepted: boolean): void | Promise<void>;
+}
+
+/** Used tokens in this process's memory (accepted ones in insertion order, which is expiry order: oldest go first). */
+export class UsedTokens implements UsedCaptchaTokens {
   private readonly accepted = new Map<string, number>();
   private readonly checking = new Set<string>();
 
@@ -144,7 +151,7 @@ class UsedTokens {
 export class CaptchaVerifier {
   private readonly urls: Readonly<Record<CaptchaProvider, string>>;
   private readonly timeoutMs: number;
-  private readonly used: UsedTokens;
+  private readonly used: UsedCaptchaTokens;
 
   constructor(options: CaptchaOptions = {}, now: () => number = Date.now) {
     const urls = { ...DEFAULT_SITEVERIFY_URLS };
@@ -160,7 +167,7 @@ export class CaptchaVerifier {
     if (!Number.isSafeInteger(max) || max < 1) throw new TypeError('mailverify: captcha.maxRememberedTokens must be a whole number from 1');
     this.urls = urls;
     this.timeoutMs = timeoutMs;
-    this.used = new UsedTokens(max, now);
+    this.used = options.usedTokens ?? new UsedTokens(max, now);
   }
 
   /**
@@ -173,7 +180,7 @@ export class CaptchaVerifier {
     const settings = providers?.[provider];
     if (settings === undefined) throw new CaptchaRefused(`${CAPTCHA_PROVIDERS[provider]} is not a CAPTCHA provider of this user.`);
     const key = createHash('sha256').update(`${provider}\n${token}`).digest('base64url');
-    if (!this.used.take(key)) throw new CaptchaRefused('This CAPTCHA token was already used: solve the CAPTCHA again.');
+    if (!(await this.used.take(key))) throw new CaptchaRefused('This CAPTCHA token was already used: solve the CAPTCHA again.');
     let accepted = false;
     try {
       const form = new URLSearchParams({ secret: settings.secretKey, response: token, remoteip: remoteIp });
@@ -193,7 +200,7 @@ export class CaptchaVerifier {
     } finally {
       // A token the provider refused is not remembered: it would refuse it again, and remembering what anyone sends
       // would let them push accepted tokens out of the memory.
-      this.used.release(key, accepted);
+      await this.used.release(key, accepted);
     }
   }
 

@@ -99,16 +99,24 @@ class FailureLog {
 }
 
 /** A key of bounded size: a long one (an attacker's username can be kilobytes) is replaced by its SHA-256. */
-function boundedKey(text: string): string {
+export function boundedKey(text: string): string {
   return text.length <= 128 ? text : `sha256:${createHash('sha256').update(text, 'utf8').digest('base64url')}`;
 }
 
 /** Usernames match case-insensitively in ASCII, as the user store compares them. */
-function usernameKey(username: string): string {
+export function usernameKey(username: string): string {
   return boundedKey(username.replace(/[A-Z]/g, (c) => c.toLowerCase()));
 }
 
-export class SignInLimiter {
+/** Where failed sign-ins are counted: SignInLimiter in this process's memory, or a store shared by a cluster (RedisSignInLimits). */
+export interface SignInLimits {
+  /** Whole seconds (>= 1) to answer in `Retry-After` when a sign-in as `username` from `ip` is refused; 0 when it may go on. */
+  retryAfter(username: string, ip: string): number | Promise<number>;
+  /** Counts a failed sign-in against its username and its IP. */
+  recordFailure(username: string, ip: string): void | Promise<void>;
+}
+
+export class SignInLimiter implements SignInLimits {
   private readonly now: () => number;
   private readonly byUsername: FailureLog;
   private readonly byAddress: FailureLog;

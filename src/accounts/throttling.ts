@@ -18,7 +18,7 @@ export const PERIOD_MS: Readonly<Record<ThrottlingRule['period'], number>> = {
 
 /** A submission let through: `giveBack` uncounts it (a later check refused it, or its job was not stored). */
 export interface ThrottleSlot {
-  giveBack(): void;
+  giveBack(): void | Promise<void>;
 }
 
 export type ThrottleDecision =
@@ -32,10 +32,21 @@ interface Log {
   keepMs: number;
 }
 
+/**
+ * Where submissions are counted: Throttle in this process's memory, or a store shared by a cluster's processes
+ * (RedisThrottle). `take` checks and counts at once, atomically for the user.
+ */
+export interface SubmissionThrottle {
+  take(user: string, ip: string, rules: readonly ThrottlingRule[]): ThrottleDecision | Promise<ThrottleDecision>;
+}
+
+/** `Retry-After` for a wait of `waitMs`: whole seconds, at least 1. */
+export const retryAfterSeconds = (waitMs: number): number => Math.max(1, Math.ceil(waitMs / 1000));
+
 /** How often, at most, every log is looked through for those with nothing left in their window. */
 const SWEEP_EVERY_MS = 60_000;
 
-export class Throttle {
+export class Throttle implements SubmissionThrottle {
   private readonly logs = new Map<string, Log>();
   private lastSweep: number;
 
@@ -69,7 +80,7 @@ export class Throttle {
         waitMs = Math.max(waitMs, mustLeave + PERIOD_MS[rule.period] - now);
       }
     }
-    if (waitMs > 0) return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+    if (waitMs > 0) return { admitted: false, retryAfterSeconds: retryAfterSeconds(waitMs) };
     // Counted in both logs whatever the scopes of today's rules, so that a rule added later sees it.
     const written = [keys.Global, keys.IPAddress].map((key) => this.record(key, now, keepMs));
     let given = false;

@@ -85,7 +85,58 @@ export interface FirstFactorAttemptsOptions {
  * signing in again for a new token would not, and only someone who knows a user's password can get a first-factor
  * token at all.
  */
-export class FirstFactorAttempts {
+/** Wrong codes and revocations of first-factor tokens: FirstFactorAttempts in memory, or shared by a cluster (Redis). */
+export interface SecondFactorAttempts {
+  /** Whether the token `jti` was revoked (and has not expired since). */
+  isRevoked(jti: string): boolean | Promise<boolean>;
+  /** Counts a wrong or reused code of the token `jti` (expiring at `expiresAt`); true when this one revoked it. */
+  recordWrongCode(jti: string, expiresAt: number): boolean | Promise<boolean>;
+  /** Revokes the token `jti` (expiring at `expiresAt`). */
+  revoke(jti: string, expiresAt: number): void | Promise<void>;
+}
+
+/**
+ * The time steps accepted per user, so that no step is accepted twice even when two requests (to two processes of a
+ * cluster) check the same code at once: the step is claimed atomically before it is accepted. The user's record keeps
+ * its last step too; this is what makes the claim atomic across processes.
+ */
+export interface TotpStepClaims {
+  /** Claims `step` for `userId`: false when that step or a later one was claimed already. */
+  claim(userId: string, step: number): boolean | Promise<boolean>;
+}
+
+/**
+ * How long a claimed step must be remembered: until the clock is so far past it that no code of it (or an earlier
+ * step) is accepted any more, plus one step for clocks a little apart. Milliseconds since the epoch.
+ */
+export const totpClaimExpiresAt = (step: number): number => (step + TOTP_SKEW_STEPS + 2) * TOTP_PERIOD_SECONDS * 1000;
+
+/** Claimed steps in this process's memory; a user's entry goes once it can no longer refuse anything. */
+export class MemoryTotpSteps implements TotpStepClaims {
+  private readonly last = new Map<string, number>();
+  private lastSweep = -Infinity;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  claim(userId: string, step: number): boolean {
+    const now = this.now();
+    if (now - this.lastSweep >= 60_000 || now < this.lastSweep) {
+      this.lastSweep = now;
+      for (const [id, claimed] of this.last) if (totpClaimExpiresAt(claimed) <= now) this.last.delete(id);
+    }
+    const claimed = this.last.get(userId);
+    if (claimed !== undefined && claimed >= step) return false;
+    this.last.set(userId, step);
+    return true;
+  }
+
+  /** Users with a step remembered (for tests). */
+  get size(): number {
+    return this.last.size;
+  }
+}
+
+export class FirstFactorAttempts implements SecondFactorAttempts {
   private readonly now: () => number;
   private readonly maxTokens: number;
   /** Tokens with fewer than five wrong codes, in order of their last. */

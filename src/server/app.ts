@@ -52,6 +52,7 @@ import { probeRoutes } from './probes.js';
 import { registerOpenapi } from './schemas/index.js';
 import { pathOf, v2Routes, type ServerContext } from './routes.js';
 import { newSecondFactorState } from './users.js';
+import type { SharedCounters } from './shared-counters.js';
 import { throttlingStage } from './throttling.js';
 import { addRateLimits, type RateLimitOptions } from './rate-limits.js';
 
@@ -110,6 +111,12 @@ export interface ServerOptions {
    * came from: behind a reverse proxy, only with trustProxy set to that proxy.
    */
   readonly rateLimits?: boolean | RateLimitOptions;
+  /**
+   * Where request rates, throttling, failed sign-ins, wrong TOTP codes, accepted TOTP steps and used CAPTCHA tokens
+   * are counted (default: this process's memory). Server processes that share a store give the same shared counters
+   * (`redisSharedCounters`), so that every limit holds across them.
+   */
+  readonly sharedCounters?: SharedCounters;
   /**
    * Credit accounting (absent: not accounted, nothing is refused for credit): unit prices per entry by quality
    * (default Standard 1, High 2, Extreme 4), free credits per UTC day (default none), the most credits consumed per
@@ -237,6 +244,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     if (options.store === undefined) await store.close();
   });
 
+  const shared = options.sharedCounters ?? {};
   const context: ServerContext = {
     jobs,
     users: store,
@@ -247,6 +255,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
       secret,
       tokenLifetimeMs: options.tokenLifetimeMs ?? DEFAULT_TOKEN_LIFETIME_MS,
       clientCertificates: (options as StandaloneOptions).https?.clientCa !== undefined,
+      signInLimits: shared.signIns,
     }),
     cursors: new Cursors(secret),
     defaultQuality: qualityName(defaultLevel),
@@ -256,12 +265,12 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     maxEntriesPerJob: options.maxEntriesPerJob ?? DEFAULT_MAX_ENTRIES_PER_JOB,
     allowPrivateAddresses,
     fileImport: resolveImportOptions(options.fileImport),
-    secondFactor: newSecondFactorState(),
+    secondFactor: newSecondFactorState({ attempts: shared.firstFactorAttempts, steps: shared.totpSteps }),
     // In this order: CAPTCHA (ahead of throttling, so that a refused token takes no place), throttling, then credit
     // (last, so that a submission another check refuses reserves nothing).
     admission: [
-      captchaStage(new CaptchaVerifier(options.captcha, () => (options.clock ?? realClock).now())),
-      throttlingStage(jobs.clock),
+      captchaStage(new CaptchaVerifier({ ...options.captcha, usedTokens: options.captcha?.usedTokens ?? shared.captchaTokens }, () => (options.clock ?? realClock).now())),
+      throttlingStage(jobs.clock, shared.throttle),
       ...(creditAccounting === null ? [] : [creditStage(creditAccounting, options.clock ?? realClock)]),
     ],
     credits: creditAccounting,
@@ -321,7 +330,8 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   const base = normalizeBasePath(options.basePath);
   // Ahead of every route's own hooks: requests are counted before their credentials are checked.
   if (options.rateLimits !== undefined && options.rateLimits !== false) {
-    addRateLimits(app, base, jobs.clock, options.rateLimits === true ? {} : options.rateLimits);
+    const limits = options.rateLimits === true ? {} : options.rateLimits;
+    addRateLimits(app, base, jobs.clock, { ...limits, store: limits.store ?? options.sharedCounters?.rateLimits });
   }
   await registerOpenapi(app, base);
   metrics?.instrument(app);

@@ -21,7 +21,7 @@ import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { verifyAgainstDummy, verifyPassword } from '../accounts/passwords.js';
 import { RememberedCredentials } from '../accounts/remembered-credentials.js';
-import { SignInLimiter } from '../accounts/sign-in-limits.js';
+import { SignInLimiter, type SignInLimits } from '../accounts/sign-in-limits.js';
 import type { UserRecord, UserStore } from '../accounts/types.js';
 import type { Principal } from './access.js';
 import { verifiedClientName } from './client-certificate.js';
@@ -57,6 +57,8 @@ export interface AuthenticatorOptions {
    * app that asks for certificates against the public CAs would let any publicly issued certificate name a user.
    */
   readonly clientCertificates: boolean;
+  /** Where failed sign-ins are counted (default: this process's memory). */
+  readonly signInLimits?: SignInLimits;
 }
 
 /** The factors a first-factor token names (the claim's name in the interface, and the one the official clients read). */
@@ -81,7 +83,7 @@ function sameSecret(given: string, expected: string): boolean {
 const canSignIn = (user: UserRecord): boolean => user.detail.isActive && user.deletedOn === undefined;
 
 export class Authenticator {
-  readonly limiter = new SignInLimiter();
+  readonly limiter: SignInLimits;
   readonly remembered = new RememberedCredentials();
   private readonly key: Uint8Array;
   private readonly root: RootAccount;
@@ -100,6 +102,7 @@ export class Authenticator {
   constructor(options: AuthenticatorOptions) {
     this.root = options.root;
     this.users = options.users;
+    this.limiter = options.signInLimits ?? new SignInLimiter();
     this.tokenLifetimeMs = options.tokenLifetimeMs;
     this.clientCertificates = options.clientCertificates;
     this.key = new TextEncoder().encode(options.secret);
@@ -161,12 +164,12 @@ export class Authenticator {
    * username or the address is locked out, 401 otherwise. Every wrong password and unknown username counts.
    */
   async signIn(username: string, password: string, address: string): Promise<Principal> {
-    const retryAfter = this.limiter.retryAfter(username, address);
+    const retryAfter = await this.limiter.retryAfter(username, address);
     if (retryAfter > 0) {
       throw tooManyRequests('Too many failed sign-ins', retryAfter * 1000);
     }
-    const fail = (): never => {
-      this.limiter.recordFailure(username, address);
+    const fail = async (): Promise<never> => {
+      await this.limiter.recordFailure(username, address);
       throw unauthorized(WRONG_CREDENTIALS);
     };
     if (sameSecret(username, this.root.username)) {

@@ -31,3 +31,6 @@ export { RedisRateLimitStore } from './redis-rate-limits.js';
 export type { RedisRateLimitStoreOptions } from './redis-rate-limits.js';
 export { closeRedis, openRedis } from '../cluster/redis.js';
 export type { Redis, RedisCounterOptions } from '../cluster/redis.js';
+export { redisSharedCounters } from './shared-counters.js';
+export type { SharedCounters } from './shared-counters.js';
+export { RedisCaptchaTokens, RedisFirstFactorAttempts, RedisSignInLimits, RedisThrottle, RedisTotpSteps } from '../accounts/redis-counters.js';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hashPassword } from '../accounts/passwords.js';
-import { acceptTotp, FirstFactorAttempts, newTotpSecret, totpUri } from '../accounts/totp.js';
+import { acceptTotp, FirstFactorAttempts, MemoryTotpSteps, newTotpSecret, totpUri, type SecondFactorAttempts, type TotpStepClaims } from '../accounts/totp.js';
 import { USER_TYPES, UsernameTakenError, type UserRecord, type UserSort, type UserType } from '../accounts/types.js';
 import {
   changedUserRecord,
@@ -52,14 +52,18 @@ export const TOTP_STEP_PATHS: Record<string, readonly string[]> = {
  * whichever version they come through).
  */
 export interface SecondFactorState {
-  readonly attempts: FirstFactorAttempts;
+  readonly attempts: SecondFactorAttempts;
+  /** Steps accepted per user, claimed before a code is accepted (across a cluster's processes when shared). */
+  readonly steps: TotpStepClaims;
   serially<T>(userId: string, work: () => Promise<T>): Promise<T>;
 }
 
-export function newSecondFactorState(): SecondFactorState {
+/** The state in this process's memory, unless stores shared by a cluster are given. */
+export function newSecondFactorState(shared: { readonly attempts?: SecondFactorAttempts; readonly steps?: TotpStepClaims } = {}): SecondFactorState {
   const queues = new Map<string, Promise<unknown>>();
   return {
-    attempts: new FirstFactorAttempts(),
+    attempts: shared.attempts ?? new FirstFactorAttempts(),
+    steps: shared.steps ?? new MemoryTotpSteps(),
     serially: <T>(userId: string, work: () => Promise<T>): Promise<T> => {
       const previous = queues.get(userId) ?? Promise.resolve();
       const next = previous.then(work, work);
@@ -131,7 +135,7 @@ function checkIfMatch(request: FastifyRequest, user: UserRecord): void {
 
 export async function userRoutes(app: FastifyInstance, context: ServerContext): Promise<void> {
   const { users, auth, rootUsername } = context;
-  const { serially } = context.secondFactor;
+  const { serially, steps } = context.secondFactor;
 
   app.addContentTypeParser(JSON_PATCH, { parseAs: 'string' }, (_request, body, done) => {
     try {
@@ -302,7 +306,7 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
       const pending = user.totp?.pendingSecret;
       if (pending === undefined) throw new ProblemError(409, 'No TOTP enrolment is waiting for its confirmation: POST …/authentication/totp first.');
       const step = acceptTotp(pending, passCode, user.totp?.lastStep, Date.now());
-      if (step === null) throw forbidden('The code is wrong.');
+      if (step === null || !(await steps.claim(user.id, step))) throw forbidden('The code is wrong.');
       const saved = await save(user, { ...user, etag: userEtag(), totp: { secret: pending, lastStep: step } });
       return answerOverview(reply, saved);
     });
@@ -339,21 +343,21 @@ export async function totpStepRoute(app: FastifyInstance, context: ServerContext
     scope.post('/auth/totp/verifications', { schema: USER_OPERATIONS.verifyTotp }, async (request, reply) => {
       const factor = await auth.firstFactor(request);
       checkRequestProtection(request, reply, { id: factor.user.id, isRoot: false, user: factor.user });
-      if (secondFactor.attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is used up or revoked: sign in again.');
+      if (await secondFactor.attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is used up or revoked: sign in again.');
       const passCode = passCodeOf(request.body);
       return secondFactor.serially(factor.user.id, async () => {
         // Checked again in turn: two requests with the same token may have come at once.
-        if (secondFactor.attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is used up or revoked: sign in again.');
+        if (await secondFactor.attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is used up or revoked: sign in again.');
         const user = (await users.getUser(factor.user.id))!;
         const secret = user.totp?.secret;
         const step = secret === undefined ? null : acceptTotp(secret, passCode, user.totp?.lastStep, Date.now());
-        if (step === null) {
-          const revoked = secondFactor.attempts.recordWrongCode(factor.tokenId, factor.expiresAt);
+        if (step === null || !(await secondFactor.steps.claim(user.id, step))) {
+          const revoked = await secondFactor.attempts.recordWrongCode(factor.tokenId, factor.expiresAt);
           throw forbidden(revoked ? 'The code is wrong or used already; this token is now revoked: sign in again.' : 'The code is wrong or used already.');
         }
         await saveUser(context, user, { ...user, totp: { ...user.totp, lastStep: step } });
         // One full token per first-factor token.
-        secondFactor.attempts.revoke(factor.tokenId, factor.expiresAt);
+        await secondFactor.attempts.revoke(factor.tokenId, factor.expiresAt);
         return { accessToken: await auth.fullToken({ id: user.id, isRoot: false, user }) };
       });
     });

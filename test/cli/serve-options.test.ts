@@ -65,7 +65,7 @@ describe('serve options: one definition', () => {
       store: true, dataDir: true, rootUsername: true, rootPassword: true, basePath: true, verifier: true, defaultQuality: true,
       defaultRetentionMs: true, tokenLifetimeMs: true, tokenSecret: true, bodyLimit: true, maxEntriesPerJob: true, fileImport: true,
       callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, rateLimits: true, credits: true, logger: true, trustProxy: true,
-      https: true, requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true, overrides: true, qualityLevels: true,
+      https: true, requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true, overrides: true, qualityLevels: true, sharedCounters: true,
     };
     for (const { target } of SERVE_OPTIONS) {
       const [scope, name] = target.split('.');

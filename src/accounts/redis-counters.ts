@@ -1,0 +1,261 @@
+/**
+ * The account protection counters in Redis, shared by every server process of a cluster: throttling windows, failed
+ * sign-ins, wrong TOTP codes per first-factor token, accepted TOTP steps, used CAPTCHA tokens. Each behaves as its
+ * in-memory counterpart; each check-and-count is one atomic Redis step (a Lua script or MULTI), and every key expires
+ * once it can no longer change an answer, so nothing grows without bound (memory is bounded by expiry here, not by a
+ * count of keys: Redis's own `maxmemory` is the operator's cap).
+ *
+ * Keys, under `mailverify:<prefix>:`:
+ * - `throttle:{<user>}:` and `throttle:{<user>}:<ip>`: sorted sets of accepted submissions (score: time in ms), kept
+ *   for the longest period of the user's rules. The braces keep a user's two keys in one Redis Cluster slot, as the
+ *   script that checks both needs.
+ * - `signin:user:<username>` and `signin:ip:<ip>`: sorted sets of the newest failures (at most the limit), for 15 minutes.
+ * - `totp:token:<jti>`: wrong codes of a first-factor token (5: revoked), until the token expires.
+ * - `totp:step:<user>`: the last TOTP step accepted for the user, until no code of it could be accepted any more.
+ * - `captcha:<hash>`: `checking` while a token is checked, then `accepted` for 24 hours.
+ *
+ * Times are the callers' clocks (options `now`), as in memory, and expiries are relative to them (never Redis's own
+ * clock); the machines of a cluster keep their clocks in step (NTP).
+ */
+import { randomBytes } from 'node:crypto';
+import { keyPrefix, RedisScript, type Redis, type RedisCounterOptions } from '../cluster/redis.js';
+import { REMEMBERED_TOKEN_MS, type UsedCaptchaTokens } from './captcha.js';
+import {
+  ADDRESS_FAILURE_LIMIT,
+  boundedKey,
+  SIGN_IN_WINDOW_MS,
+  USERNAME_FAILURE_LIMIT,
+  usernameKey,
+  type SignInLimits,
+} from './sign-in-limits.js';
+import { PERIOD_MS, retryAfterSeconds, type SubmissionThrottle, type ThrottleDecision } from './throttling.js';
+import { FIRST_FACTOR_WRONG_CODES, totpClaimExpiresAt, type SecondFactorAttempts, type TotpStepClaims } from './totp.js';
+import type { ThrottlingRule } from './types.js';
+
+export interface RedisClockOptions extends RedisCounterOptions {
+  /** Milliseconds since the epoch; Date.now by default. */
+  readonly now?: () => number;
+}
+
+/** A member unique among those written at the same millisecond. */
+const uniqueMember = (now: number): string => `${now}:${randomBytes(6).toString('base64url')}`;
+
+// Numbers leave the scripts as strings: Redis would truncate a Lua number to an integer.
+const THROTTLE_TAKE = new RedisScript(`
+local now = tonumber(ARGV[1])
+local keep = tonumber(ARGV[2])
+local wait = 0
+for i = 4, #ARGV, 3 do
+  local key = KEYS[tonumber(ARGV[i])]
+  local limit = tonumber(ARGV[i + 1])
+  local period = tonumber(ARGV[i + 2])
+  local after = '(' .. string.format('%.0f', now - period)
+  local count = redis.call('ZCOUNT', key, after, '+inf')
+  if count >= limit then
+    local leaving = redis.call('ZRANGEBYSCORE', key, after, '+inf', 'WITHSCORES', 'LIMIT', count - limit, 1)
+    local w = tonumber(leaving[2]) + period - now
+    if w > wait then wait = w end
+  end
+end
+if wait > 0 then return string.format('%.0f', wait) end
+for k = 1, 2 do
+  redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', string.format('%.0f', now - keep))
+  redis.call('ZADD', KEYS[k], string.format('%.0f', now), ARGV[3])
+  redis.call('PEXPIRE', KEYS[k], string.format('%.0f', keep))
+end
+return '0'
+`);
+
+/** Throttling windows in Redis: the same decisions as Throttle, with the submissions of every process counted. */
+export class RedisThrottle implements SubmissionThrottle {
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly now: () => number;
+
+  constructor(options: RedisClockOptions) {
+    this.redis = options.redis;
+    this.prefix = `${keyPrefix(options.prefix)}throttle:`;
+    this.now = options.now ?? Date.now;
+  }
+
+  async take(user: string, ip: string, rules: readonly ThrottlingRule[]): Promise<ThrottleDecision> {
+    const now = this.now();
+    const keys = [`${this.prefix}{${user}}:`, `${this.prefix}{${user}}:${boundedKey(ip)}`];
+    if (rules.length === 0) {
+      // Nothing limits this user now: what was counted for it can go.
+      await this.redis.del(...keys);
+      return { admitted: true, slot: { giveBack: () => {} } };
+    }
+    const keepMs = Math.max(...rules.map((rule) => PERIOD_MS[rule.period]));
+    const member = uniqueMember(now);
+    const args: (string | number)[] = [now, keepMs, member];
+    for (const rule of rules) args.push(rule.scope === 'Global' ? 1 : 2, rule.limit, PERIOD_MS[rule.period]);
+    const waitMs = Number(await THROTTLE_TAKE.run(this.redis, keys, args));
+    if (waitMs > 0) return { admitted: false, retryAfterSeconds: retryAfterSeconds(waitMs) };
+    let given = false;
+    return {
+      admitted: true,
+      slot: {
+        giveBack: async () => {
+          if (given) return;
+          given = true;
+          await this.redis.multi().zrem(keys[0]!, member).zrem(keys[1]!, member).exec();
+        },
+      },
+    };
+  }
+}
+
+/** Failed sign-ins in Redis: the same limits and windows as SignInLimiter, counted across the cluster. */
+export class RedisSignInLimits implements SignInLimits {
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly now: () => number;
+
+  constructor(options: RedisClockOptions) {
+    this.redis = options.redis;
+    this.prefix = `${keyPrefix(options.prefix)}signin:`;
+    this.now = options.now ?? Date.now;
+  }
+
+  async retryAfter(username: string, ip: string): Promise<number> {
+    const now = this.now();
+    const after = `(${now - SIGN_IN_WINDOW_MS}`;
+    const answers = await this.redis
+      .pipeline()
+      .zrangebyscore(this.userKey(username), after, '+inf', 'WITHSCORES')
+      .zrangebyscore(this.addressKey(ip), after, '+inf', 'WITHSCORES')
+      .exec();
+    const blocked = (index: number, limit: number): number => {
+      const [error, reply] = answers![index]!;
+      if (error) throw error;
+      const live = reply as string[];
+      if (live.length / 2 < limit) return 0;
+      // The oldest kept failure, all `limit` of them in the window: the block lasts until it leaves.
+      return Math.max(1, Math.ceil((Number(live[1]) + SIGN_IN_WINDOW_MS - now) / 1000));
+    };
+    return Math.max(blocked(0, USERNAME_FAILURE_LIMIT), blocked(1, ADDRESS_FAILURE_LIMIT));
+  }
+
+  async recordFailure(username: string, ip: string): Promise<void> {
+    const now = this.now();
+    const member = uniqueMember(now);
+    const multi = this.redis.multi();
+    for (const [key, limit] of [
+      [this.userKey(username), USERNAME_FAILURE_LIMIT],
+      [this.addressKey(ip), ADDRESS_FAILURE_LIMIT],
+    ] as const) {
+      // Only the newest `limit` failures in the window decide anything.
+      multi
+        .zadd(key, now, member)
+        .zremrangebyscore(key, '-inf', now - SIGN_IN_WINDOW_MS)
+        .zremrangebyrank(key, 0, -(limit + 1))
+        .pexpire(key, SIGN_IN_WINDOW_MS);
+    }
+    await multi.exec();
+  }
+
+  private userKey(username: string): string {
+    return `${this.prefix}user:${usernameKey(username)}`;
+  }
+
+  private addressKey(ip: string): string {
+    return `${this.prefix}ip:${boundedKey(ip)}`;
+  }
+}
+
+const RECORD_WRONG_CODE = new RedisScript(`
+local count = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return count
+`);
+
+/** Wrong TOTP codes and revocations of first-factor tokens in Redis, as FirstFactorAttempts counts them. */
+export class RedisFirstFactorAttempts implements SecondFactorAttempts {
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly now: () => number;
+
+  constructor(options: RedisClockOptions) {
+    this.redis = options.redis;
+    this.prefix = `${keyPrefix(options.prefix)}totp:token:`;
+    this.now = options.now ?? Date.now;
+  }
+
+  async isRevoked(jti: string): Promise<boolean> {
+    return Number((await this.redis.get(this.prefix + jti)) ?? 0) >= FIRST_FACTOR_WRONG_CODES;
+  }
+
+  async recordWrongCode(jti: string, expiresAt: number): Promise<boolean> {
+    // A token already expired is refused anyway: nothing to keep. Expiry is relative, from this process's clock.
+    const ttl = Math.ceil(expiresAt - this.now());
+    if (ttl <= 0) return false;
+    return Number(await RECORD_WRONG_CODE.run(this.redis, [this.prefix + jti], [ttl])) >= FIRST_FACTOR_WRONG_CODES;
+  }
+
+  async revoke(jti: string, expiresAt: number): Promise<void> {
+    const ttl = Math.ceil(expiresAt - this.now());
+    if (ttl <= 0) return;
+    await this.redis.set(this.prefix + jti, FIRST_FACTOR_WRONG_CODES, 'PX', ttl);
+  }
+}
+
+const CLAIM_STEP = new RedisScript(`
+local last = redis.call('GET', KEYS[1])
+if last and tonumber(last) >= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`);
+
+/** The last TOTP step accepted per user, claimed atomically across the cluster. */
+export class RedisTotpSteps implements TotpStepClaims {
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly now: () => number;
+
+  constructor(options: RedisClockOptions) {
+    this.redis = options.redis;
+    this.prefix = `${keyPrefix(options.prefix)}totp:step:`;
+    this.now = options.now ?? Date.now;
+  }
+
+  async claim(userId: string, step: number): Promise<boolean> {
+    // A step too old to be accepted by anyone is refused without a key (which would expire at once).
+    const ttl = totpClaimExpiresAt(step) - this.now();
+    if (ttl <= 0) return false;
+    return (await CLAIM_STEP.run(this.redis, [this.prefix + userId], [step, ttl])) === 1;
+  }
+}
+
+/** How long a token stays taken by a check that never ended (its process died): far beyond a siteverify timeout. */
+export const DEFAULT_CAPTCHA_CHECK_EXPIRY_MS = 60_000;
+
+const RELEASE_TOKEN = new RedisScript(`
+if ARGV[1] == '1' then
+  redis.call('SET', KEYS[1], 'accepted', 'PX', ARGV[2])
+elseif redis.call('GET', KEYS[1]) == 'checking' then
+  redis.call('DEL', KEYS[1])
+end
+return 1
+`);
+
+/** Used CAPTCHA tokens in Redis: a token is good once across the cluster. */
+export class RedisCaptchaTokens implements UsedCaptchaTokens {
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly checkExpiryMs: number;
+
+  constructor(options: RedisCounterOptions & { readonly checkExpiryMs?: number }) {
+    this.redis = options.redis;
+    this.prefix = `${keyPrefix(options.prefix)}captcha:`;
+    this.checkExpiryMs = options.checkExpiryMs ?? DEFAULT_CAPTCHA_CHECK_EXPIRY_MS;
+  }
+
+  async take(key: string): Promise<boolean> {
+    return (await this.redis.set(this.prefix + key, 'checking', 'PX', this.checkExpiryMs, 'NX')) === 'OK';
+  }
+
+  async release(key: string, accepted: boolean): Promise<void> {
+    await RELEASE_TOKEN.run(this.redis, [this.prefix + key], [accepted ? '1' : '0', REMEMBERED_TOKEN_MS]);
+  }
+}
