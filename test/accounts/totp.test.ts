@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest';
 import {
   FIRST_FACTOR_WRONG_CODES,
   FirstFactorAttempts,
+  MemoryTotpSteps,
   acceptTotp,
+  totpClaimExpiresAt,
   newTotpSecret,
   totpStep,
   totpUri,
@@ -177,5 +179,33 @@ describe('FirstFactorAttempts', () => {
     // Its count went on: the fifth wrong code revokes it.
     for (let i = 0; i < 3; i++) expect(attempts.recordWrongCode('long-lived', longExpiry)).toBe(false);
     expect(attempts.recordWrongCode('long-lived', longExpiry)).toBe(true);
+  });
+});
+
+describe('MemoryTotpSteps', () => {
+  it('claims a step once per user: the same or an earlier step is refused, a later one claimed; users apart', () => {
+    const steps = new MemoryTotpSteps(() => 0);
+    expect(steps.claim('a', 10)).toBe(true);
+    expect(steps.claim('a', 10)).toBe(false);
+    expect(steps.claim('a', 9)).toBe(false);
+    expect(steps.claim('b', 10)).toBe(true);
+    expect(steps.claim('a', 11)).toBe(true);
+    expect(steps.size).toBe(2);
+  });
+
+  it('forgets a user once no code of its last step could be accepted any more', () => {
+    let now = 0;
+    const steps = new MemoryTotpSteps(() => now);
+    const step = totpStep(1_700_000_000_000);
+    now = 1_700_000_000_000;
+    expect(steps.claim('a', step)).toBe(true);
+    // Until then, the step (and those before it) stays refused.
+    now = totpClaimExpiresAt(step) - 1;
+    expect(steps.claim('a', step)).toBe(false);
+    now = totpClaimExpiresAt(step) + 60_000;
+    expect(steps.claim('b', totpStep(now))).toBe(true);
+    expect(steps.size).toBe(1);
+    // No code of a step that old is accepted (one step of skew), so forgetting it lets nothing through.
+    expect(totpStep(now) - 1).toBeGreaterThan(step);
   });
 });
