@@ -40,6 +40,19 @@ export interface RedisClockOptions extends RedisCounterOptions {
 /** A member unique among those written at the same millisecond. */
 const uniqueMember = (now: number): string => `${now}:${randomBytes(6).toString('base64url')}`;
 
+/** A client, the keys of one counter kind, and the time source. */
+abstract class RedisCounter {
+  protected readonly redis: Redis;
+  protected readonly prefix: string;
+  protected readonly now: () => number;
+
+  constructor(options: RedisClockOptions, kind: string) {
+    this.redis = options.redis;
+    this.prefix = `${keyPrefix(options.prefix)}${kind}:`;
+    this.now = options.now ?? Date.now;
+  }
+}
+
 // Numbers leave the scripts as strings: Redis would truncate a Lua number to an integer.
 const THROTTLE_TAKE = new RedisScript(`
 local now = tonumber(ARGV[1])
@@ -67,15 +80,9 @@ return '0'
 `);
 
 /** Throttling windows in Redis: the same decisions as Throttle, with the submissions of every process counted. */
-export class RedisThrottle implements SubmissionThrottle {
-  private readonly redis: Redis;
-  private readonly prefix: string;
-  private readonly now: () => number;
-
+export class RedisThrottle extends RedisCounter implements SubmissionThrottle {
   constructor(options: RedisClockOptions) {
-    this.redis = options.redis;
-    this.prefix = `${keyPrefix(options.prefix)}throttle:`;
-    this.now = options.now ?? Date.now;
+    super(options, 'throttle');
   }
 
   async take(user: string, ip: string, rules: readonly ThrottlingRule[]): Promise<ThrottleDecision> {
@@ -107,15 +114,9 @@ export class RedisThrottle implements SubmissionThrottle {
 }
 
 /** Failed sign-ins in Redis: the same limits and windows as SignInLimiter, counted across the cluster. */
-export class RedisSignInLimits implements SignInLimits {
-  private readonly redis: Redis;
-  private readonly prefix: string;
-  private readonly now: () => number;
-
+export class RedisSignInLimits extends RedisCounter implements SignInLimits {
   constructor(options: RedisClockOptions) {
-    this.redis = options.redis;
-    this.prefix = `${keyPrefix(options.prefix)}signin:`;
-    this.now = options.now ?? Date.now;
+    super(options, 'signin');
   }
 
   async retryAfter(username: string, ip: string): Promise<number> {
@@ -171,15 +172,9 @@ return count
 `);
 
 /** Wrong TOTP codes and revocations of first-factor tokens in Redis, as FirstFactorAttempts counts them. */
-export class RedisFirstFactorAttempts implements SecondFactorAttempts {
-  private readonly redis: Redis;
-  private readonly prefix: string;
-  private readonly now: () => number;
-
+export class RedisFirstFactorAttempts extends RedisCounter implements SecondFactorAttempts {
   constructor(options: RedisClockOptions) {
-    this.redis = options.redis;
-    this.prefix = `${keyPrefix(options.prefix)}totp:token:`;
-    this.now = options.now ?? Date.now;
+    super(options, 'totp:token');
   }
 
   async isRevoked(jti: string): Promise<boolean> {
@@ -208,15 +203,9 @@ return 1
 `);
 
 /** The last TOTP step accepted per user, claimed atomically across the cluster. */
-export class RedisTotpSteps implements TotpStepClaims {
-  private readonly redis: Redis;
-  private readonly prefix: string;
-  private readonly now: () => number;
-
+export class RedisTotpSteps extends RedisCounter implements TotpStepClaims {
   constructor(options: RedisClockOptions) {
-    this.redis = options.redis;
-    this.prefix = `${keyPrefix(options.prefix)}totp:step:`;
-    this.now = options.now ?? Date.now;
+    super(options, 'totp:step');
   }
 
   async claim(userId: string, step: number): Promise<boolean> {
