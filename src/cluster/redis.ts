@@ -33,11 +33,16 @@ export function keyPrefix(prefix = 'default'): string {
 export async function openRedis(url: string, options: RedisOptions = {}): Promise<Redis> {
   const { Redis: Client } = await import('ioredis');
   const redis = new Client(url, { lazyConnect: true, connectionName: 'mailverify', ...options });
+  // The first connection's error is the rejection below; later ones are the caller's to listen to ('error').
+  const quiet = (): void => {};
+  redis.on('error', quiet);
   try {
     await redis.connect();
   } catch (error) {
     redis.disconnect();
     throw error;
+  } finally {
+    redis.off('error', quiet);
   }
   return redis;
 }

@@ -2,7 +2,7 @@
 // same timeline, exact under concurrent takes from two clients (two server processes), shared by two listening
 // servers, keys that expire once they say nothing a missing key does not, and no socket left after the clients close.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from '../../src/cluster/redis.js';
+import { openRedis, type Redis } from '../../src/cluster/redis.js';
 import { MemoryRateLimitStore, type Bucket } from '../../src/server/rate-limits.js';
 import { RedisRateLimitStore } from '../../src/server/redis-rate-limits.js';
 import { ManualClock } from '../jobs/manual-clock.js';
@@ -161,5 +161,9 @@ describe('closing', () => {
     expect(redis.status).toBe('end');
     expect(redis.stream.destroyed).toBe(true);
     await until(async () => String(await one.client('LIST', 'ID', id)) === '', 'Redis sees the connection closed');
+  });
+
+  it('an unreachable Redis: openRedis rejects at once instead of retrying for ever', async () => {
+    await expect(openRedis('redis://127.0.0.1:1')).rejects.toThrow(/ECONNREFUSED|connect/i);
   });
 });
