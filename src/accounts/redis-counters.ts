@@ -79,7 +79,7 @@ end
 return '0'
 `);
 
-/** Throttling windows in Redis: the same decisions as Throttle, with the submissions of every process counted. */
+/** Throttling windows in Redis: the answers of Throttle, with the submissions of every process counted. */
 export class RedisThrottle extends RedisCounter implements SubmissionThrottle {
   constructor(options: RedisClockOptions) {
     super(options, 'throttle');
