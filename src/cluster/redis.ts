@@ -68,11 +68,16 @@ export class RedisScript {
 /** Closes `redis` gracefully (`QUIT`, after the commands already sent) and resolves once its socket is closed. */
 export async function closeRedis(redis: Redis): Promise<void> {
   if (redis.status === 'end') return;
+  if (redis.status === 'wait') {
+    // Never connected (lazyConnect): nothing to say goodbye to.
+    redis.disconnect();
+    return;
+  }
   const ended = new Promise<void>((resolve) => redis.once('end', () => resolve()));
   try {
     await redis.quit();
   } catch {
-    // Not connected: nothing to say goodbye to.
+    // The connection is broken already: dropped without a goodbye.
     redis.disconnect();
   }
   await ended;
