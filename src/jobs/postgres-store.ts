@@ -24,12 +24,20 @@ import {
   CREATING,
   JOB_STATUSES,
   LIVE_STATUSES,
+  checkAttemptTimes,
   checkCallbackEvent,
+  checkEnding,
   checkIso,
   checkLimit,
+  checkListQuery,
+  checkRetention,
+  jobValues,
+  pageOf,
   resultValues,
   selectedStatuses,
+  toCallbackDelivery,
   toEntry,
+  toPendingInput,
   toRecord,
   type Row,
 } from './store-rows.js';
@@ -277,12 +285,7 @@ export class PostgresJobStore implements JobStore {
   }
 
   async listJobs(query: JobListQuery): Promise<Page<JobRecord>> {
-    checkLimit(query.limit);
-    if (query.createdSince !== undefined) checkIso('createdSince', query.createdSince);
-    if (query.createdUntil !== undefined) checkIso('createdUntil', query.createdUntil);
-    if (query.afterSequence !== undefined && query.beforeSequence !== undefined) {
-      throw new RangeError('afterSequence and beforeSequence together');
-    }
+    checkListQuery(query);
     const statuses = selectedStatuses(query.include, query.exclude, JOB_STATUSES, LIVE_STATUSES);
     if (statuses.length === 0) return { data: [], more: false };
     const parameters: unknown[] = [];
@@ -371,14 +374,7 @@ export class PostgresJobStore implements JobStore {
        WHERE job = (SELECT sequence FROM jobs WHERE id = $1) AND idx > $2 AND result IS NULL ORDER BY idx LIMIT $3`,
       [jobId, afterIndex, limit],
     );
-    return rows.map((row) => {
-      const input: { index: number; inputData: string; custom?: string } = {
-        index: row['idx'] as number,
-        inputData: row['input_data'] as string,
-      };
-      if (row['custom'] !== null) input.custom = row['custom'] as string;
-      return input;
-    });
+    return rows.map(toPendingInput);
   }
 
   async saveResults(jobId: string, entries: readonly Entry[]): Promise<number> {
@@ -445,10 +441,7 @@ export class PostgresJobStore implements JobStore {
   }
 
   async endJob(jobId: string, status: 'Deleted' | 'Expired', endedOn: string): Promise<void> {
-    if (status !== 'Deleted' && status !== 'Expired') {
-      throw new RangeError(`a job ends Deleted or Expired, not ${String(status)}`);
-    }
-    checkIso('endedOn', endedOn);
+    checkEnding(status, endedOn);
     const job = await this.#requireSequence(jobId);
     // The tombstone and the dropped callback first (an ended job stays ended), then its entries a batch at a time; if
     // the process stops in between, the next opening finishes the deletion.
@@ -463,10 +456,7 @@ export class PostgresJobStore implements JobStore {
   }
 
   async expiredJobs(now: string, defaultRetentionMs: number): Promise<JobRecord[]> {
-    checkIso('now', now);
-    if (!Number.isSafeInteger(defaultRetentionMs) || defaultRetentionMs < 0) {
-      throw new RangeError('defaultRetentionMs: a non-negative integer');
-    }
+    checkRetention(now, defaultRetentionMs);
     const nowMs = Date.parse(now);
     const rows = await this.#rows(
       `SELECT * FROM jobs WHERE status = 'Completed' AND completed_at_ms <= $1
@@ -489,19 +479,7 @@ export class PostgresJobStore implements JobStore {
        WHERE due_at <= $1 ORDER BY due_at, o.id LIMIT $2`,
       [now, limit],
     );
-    return rows.map((row) => {
-      const delivery: CallbackDelivery = {
-        id: Number(row['id']),
-        jobId: row['job_id'] as string,
-        url: row['url'] as string,
-        skipServerCertificateValidation: row['skip_certificate_validation'] as boolean,
-        idempotencyKey: row['idempotency_key'] as string,
-        body: row['body'] as string,
-        dueAt: Number(row['due_at']),
-        attempts: row['attempts'] as number,
-      };
-      return row['first_attempt_at'] === null ? delivery : { ...delivery, firstAttemptAt: Number(row['first_attempt_at']) };
-    });
+    return rows.map(toCallbackDelivery);
   }
 
   async nextCallbackAt(): Promise<number | null> {
@@ -510,9 +488,7 @@ export class PostgresJobStore implements JobStore {
   }
 
   async callbackAttempted(id: number, firstAttemptAt: number, dueAt: number): Promise<void> {
-    if (!Number.isSafeInteger(firstAttemptAt) || !Number.isSafeInteger(dueAt)) {
-      throw new RangeError('firstAttemptAt and dueAt: milliseconds since the epoch, integers');
-    }
+    checkAttemptTimes(firstAttemptAt, dueAt);
     await this.#query('UPDATE callback_outbox SET attempts = attempts + 1, first_attempt_at = $1, due_at = $2 WHERE id = $3', [
       firstAttemptAt,
       dueAt,
@@ -632,24 +608,6 @@ function storeError(error: unknown): unknown {
   return (error as { code?: unknown } | null)?.code === DISK_FULL ? new StorageFullError(error) : error;
 }
 
-/** The columns of a job a submission fixes, in the order of the INSERT and UPDATE of this store. */
-function jobValues(job: NewJob): unknown[] {
-  return [
-    job.id,
-    job.owner,
-    job.clientIP,
-    job.name ?? null,
-    job.quality,
-    job.deduplication,
-    job.priority ?? null,
-    job.retentionMs ?? null,
-    job.callback === undefined ? null : JSON.stringify(job.callback),
-    job.interface,
-    job.overrides ?? null,
-    job.createdOn,
-  ];
-}
-
 /** Inputs from job index `first` on, INSERT_ROWS per statement. */
 async function insertInputs(client: PoolClient, sequence: number, first: number, inputs: readonly JobInput[]): Promise<void> {
   for (let start = 0; start < inputs.length; start += INSERT_ROWS) {
@@ -669,12 +627,4 @@ function jobRecord(row: Row): JobRecord {
     sequence: Number(row['sequence']),
     retention_ms: row['retention_ms'] === null ? null : Number(row['retention_ms']),
   });
-}
-
-/** A page from rows read up to limit + 1 in the direction of travel, turned round when read backwards. */
-function pageOf<T>(rows: T[], limit: number, backwards: boolean): Page<T> {
-  const more = rows.length > limit;
-  if (more) rows.length = limit;
-  if (backwards) rows.reverse();
-  return { data: rows, more };
 }

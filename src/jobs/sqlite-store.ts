@@ -31,12 +31,20 @@ import {
   JOB_STATUSES,
   LIVE_STATUSES,
   TOMBSTONE_STATUSES,
+  checkAttemptTimes,
   checkCallbackEvent,
+  checkEnding,
   checkIso,
   checkLimit,
+  checkListQuery,
+  checkRetention,
+  jobValues,
+  pageOf,
   resultValues,
   selectedStatuses,
+  toCallbackDelivery,
   toEntry,
+  toPendingInput,
   toRecord,
   type Row,
 } from './store-rows.js';
@@ -314,22 +322,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
                retention_ms = ?, callback = ?, interface = ?, overrides = ?, created_on = ?, status = 'InProgress',
                no_of_entries = ?
              WHERE sequence = ?`,
-          ).run([
-            job.id,
-            job.owner,
-            job.clientIP,
-            job.name ?? null,
-            job.quality,
-            job.deduplication,
-            job.priority ?? null,
-            job.retentionMs ?? null,
-            job.callback === undefined ? null : JSON.stringify(job.callback),
-            job.interface,
-            job.overrides ?? null,
-            job.createdOn,
-            count,
-            sequence,
-          ]),
+          ).run([...jobValues(job), count, sequence]),
         );
         ended = true;
         return { ...job, status: 'InProgress', noOfEntries: count, noOfCompleted: 0, sequence };
@@ -392,12 +385,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
   }
 
   async listJobs(query: JobListQuery): Promise<Page<JobRecord>> {
-    checkLimit(query.limit);
-    if (query.createdSince !== undefined) checkIso('createdSince', query.createdSince);
-    if (query.createdUntil !== undefined) checkIso('createdUntil', query.createdUntil);
-    if (query.afterSequence !== undefined && query.beforeSequence !== undefined) {
-      throw new RangeError('afterSequence and beforeSequence together');
-    }
+    checkListQuery(query);
     const conditions: string[] = [];
     const parameters: unknown[] = [];
     if (query.owner !== undefined) {
@@ -436,10 +424,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
       ...parameters,
       query.limit + 1,
     ]) as Row[];
-    const more = rows.length > query.limit;
-    if (more) rows.length = query.limit;
-    if (backwards) rows.reverse();
-    return { data: rows.map(toRecord), more };
+    return pageOf(rows.map(toRecord), query.limit, backwards);
   }
 
   async entries(jobId: string, query: EntryPageQuery): Promise<Page<Entry>> {
@@ -473,10 +458,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
          WHERE job = ? AND idx IN (SELECT value FROM json_each(?)) ORDER BY idx ${direction}`,
       ).all([job, JSON.stringify(indexes)]) as Row[];
     }
-    const more = rows.length > query.limit;
-    if (more) rows.length = query.limit;
-    if (backwards) rows.reverse();
-    return { data: rows.map(toEntry), more };
+    return pageOf(rows.map(toEntry), query.limit, backwards);
   }
 
   async countEntries(jobId: string, filter: EntryFilter): Promise<number> {
@@ -508,14 +490,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
       `SELECT idx, input_data, custom FROM entries
        WHERE job = (SELECT sequence FROM jobs WHERE id = ?) AND idx > ? AND result IS NULL ORDER BY idx LIMIT ?`,
     ).all([jobId, afterIndex, limit]) as Row[];
-    return rows.map((row) => {
-      const input: { index: number; inputData: string; custom?: string } = {
-        index: row['idx'] as number,
-        inputData: row['input_data'] as string,
-      };
-      if (row['custom'] !== null) input.custom = row['custom'] as string;
-      return input;
-    });
+    return rows.map(toPendingInput);
   }
 
   async saveResults(jobId: string, entries: readonly Entry[]): Promise<number> {
@@ -584,10 +559,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
   }
 
   async endJob(jobId: string, status: 'Deleted' | 'Expired', endedOn: string): Promise<void> {
-    if (status !== 'Deleted' && status !== 'Expired') {
-      throw new RangeError(`a job ends Deleted or Expired, not ${String(status)}`);
-    }
-    checkIso('endedOn', endedOn);
+    checkEnding(status, endedOn);
     const job = this.#requireSequence(jobId);
     // The tombstone first (an ended job stays ended), then its entries; if the process stops in between, opening the
     // store finishes the deletion.
@@ -611,10 +583,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
   }
 
   async expiredJobs(now: string, defaultRetentionMs: number): Promise<JobRecord[]> {
-    checkIso('now', now);
-    if (!Number.isSafeInteger(defaultRetentionMs) || defaultRetentionMs < 0) {
-      throw new RangeError('defaultRetentionMs: a non-negative integer');
-    }
+    checkRetention(now, defaultRetentionMs);
     const nowMs = Date.parse(now);
     const rows = this.#statement(
       `SELECT * FROM jobs WHERE status = 'Completed' AND completed_at_ms <= ?
@@ -636,19 +605,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
       `SELECT callback_outbox.*, jobs.id AS job_id FROM callback_outbox JOIN jobs ON jobs.sequence = callback_outbox.job
        WHERE due_at <= ? ORDER BY due_at, callback_outbox.id LIMIT ?`,
     ).all([now, limit]) as Row[];
-    return rows.map((row) => {
-      const delivery: CallbackDelivery = {
-        id: row['id'] as number,
-        jobId: row['job_id'] as string,
-        url: row['url'] as string,
-        skipServerCertificateValidation: row['skip_certificate_validation'] === 1,
-        idempotencyKey: row['idempotency_key'] as string,
-        body: row['body'] as string,
-        dueAt: row['due_at'] as number,
-        attempts: row['attempts'] as number,
-      };
-      return row['first_attempt_at'] === null ? delivery : { ...delivery, firstAttemptAt: row['first_attempt_at'] as number };
-    });
+    return rows.map(toCallbackDelivery);
   }
 
   async nextCallbackAt(): Promise<number | null> {
@@ -657,9 +614,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
   }
 
   async callbackAttempted(id: number, firstAttemptAt: number, dueAt: number): Promise<void> {
-    if (!Number.isSafeInteger(firstAttemptAt) || !Number.isSafeInteger(dueAt)) {
-      throw new RangeError('firstAttemptAt and dueAt: milliseconds since the epoch, integers');
-    }
+    checkAttemptTimes(firstAttemptAt, dueAt);
     const update = this.#statement(
       'UPDATE callback_outbox SET attempts = attempts + 1, first_attempt_at = ?, due_at = ? WHERE id = ?',
     );

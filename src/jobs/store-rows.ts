@@ -4,7 +4,18 @@
  */
 import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
 import type { Deduplication } from '../engine/dedupe.js';
-import type { CallbackEvent, CallbackSettings, JobInterface, JobRecord, JobStatus } from './types.js';
+import type {
+  CallbackDelivery,
+  CallbackEvent,
+  CallbackSettings,
+  JobInterface,
+  JobListQuery,
+  JobRecord,
+  JobStatus,
+  NewJob,
+  Page,
+  PendingInput,
+} from './types.js';
 
 /** A row as a driver gives it, its columns by name. */
 export type Row = Record<string, unknown>;
@@ -127,4 +138,86 @@ export function checkCallbackEvent(event: CallbackEvent, jobId: string): void {
 
 export function checkLimit(limit: number): void {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit: a positive integer, not ${String(limit)}`);
+}
+
+/** The columns of a job a submission fixes, in the order the stores write them: id, owner, client_ip, name, quality,
+ * deduplication, priority, retention_ms, callback, interface, overrides, created_on. */
+export function jobValues(job: NewJob): unknown[] {
+  return [
+    job.id,
+    job.owner,
+    job.clientIP,
+    job.name ?? null,
+    job.quality,
+    job.deduplication,
+    job.priority ?? null,
+    job.retentionMs ?? null,
+    job.callback === undefined ? null : JSON.stringify(job.callback),
+    job.interface,
+    job.overrides ?? null,
+    job.createdOn,
+  ];
+}
+
+/** An input without a result, from its row (idx, input_data, custom). */
+export function toPendingInput(row: Row): PendingInput {
+  const input: { index: number; inputData: string; custom?: string } = {
+    index: row['idx'] as number,
+    inputData: row['input_data'] as string,
+  };
+  if (row['custom'] !== null) input.custom = row['custom'] as string;
+  return input;
+}
+
+/** An outbox event from its row and its job's id (job_id); 64-bit integers may come as strings, booleans as 0/1. */
+export function toCallbackDelivery(row: Row): CallbackDelivery {
+  const delivery: CallbackDelivery = {
+    id: Number(row['id']),
+    jobId: row['job_id'] as string,
+    url: row['url'] as string,
+    skipServerCertificateValidation: row['skip_certificate_validation'] === 1 || row['skip_certificate_validation'] === true,
+    idempotencyKey: row['idempotency_key'] as string,
+    body: row['body'] as string,
+    dueAt: Number(row['due_at']),
+    attempts: Number(row['attempts']),
+  };
+  return row['first_attempt_at'] === null ? delivery : { ...delivery, firstAttemptAt: Number(row['first_attempt_at']) };
+}
+
+/** A page from rows read up to limit + 1 in the direction of travel, turned round when read backwards. */
+export function pageOf<T>(rows: T[], limit: number, backwards: boolean): Page<T> {
+  const more = rows.length > limit;
+  if (more) rows.length = limit;
+  if (backwards) rows.reverse();
+  return { data: rows, more };
+}
+
+/** The checks of a job list query the stores share. */
+export function checkListQuery(query: JobListQuery): void {
+  checkLimit(query.limit);
+  if (query.createdSince !== undefined) checkIso('createdSince', query.createdSince);
+  if (query.createdUntil !== undefined) checkIso('createdUntil', query.createdUntil);
+  if (query.afterSequence !== undefined && query.beforeSequence !== undefined) {
+    throw new RangeError('afterSequence and beforeSequence together');
+  }
+}
+
+export function checkEnding(status: string, endedOn: string): void {
+  if (status !== 'Deleted' && status !== 'Expired') {
+    throw new RangeError(`a job ends Deleted or Expired, not ${String(status)}`);
+  }
+  checkIso('endedOn', endedOn);
+}
+
+export function checkRetention(now: string, defaultRetentionMs: number): void {
+  checkIso('now', now);
+  if (!Number.isSafeInteger(defaultRetentionMs) || defaultRetentionMs < 0) {
+    throw new RangeError('defaultRetentionMs: a non-negative integer');
+  }
+}
+
+export function checkAttemptTimes(firstAttemptAt: number, dueAt: number): void {
+  if (!Number.isSafeInteger(firstAttemptAt) || !Number.isSafeInteger(dueAt)) {
+    throw new RangeError('firstAttemptAt and dueAt: milliseconds since the epoch, integers');
+  }
 }
