@@ -109,7 +109,7 @@ export function describeJobStore(name: string, subject: StoreUnderTest): void {
     });
 
     describe('creating a large job', () => {
-      it('inserts its inputs a batch per transaction, letting other work run between, and shows the job only when whole', async () => {
+      it('lets other work run while it stores a large job’s inputs, and shows the job only when whole', async () => {
         const place = subject.fresh();
         const store = await openStore(place);
         let ticks = 0;
