@@ -111,7 +111,9 @@ function packedFiles(folder: string): string[] {
 }
 
 /** Packages of the server: HTTP, database, tokens, and later spreadsheets. */
-const SERVER_PACKAGES = /node_modules\/(fastify|@fastify|libsql|@libsql|jose|exceljs|xlsx|@e965|ioredis|@ioredis)\//;
+const SERVER_PACKAGES = /node_modules\/(fastify|@fastify|libsql|@libsql|pg|pg-[a-z-]+|jose|exceljs|xlsx|@e965|ioredis|@ioredis)\//;
+/** The PostgreSQL driver, loaded only when a PostgreSQL store is opened. */
+const POSTGRES_PACKAGES = /node_modules\/(pg|pg-[a-z-]+)\//;
 
 describe("the CLI's offline worker thread", () => {
   it('checks and encodes a chunk from the built files, ES module and CommonJS alike', () => {
@@ -135,8 +137,8 @@ describe("the CLI's offline worker thread", () => {
 
 describe('mailverify/server', () => {
   it('loads through the exports map with import and with require', () => {
-    const probe = `console.log(JSON.stringify(['mailverify', 'createServer', 'createRequestHandler', 'openSqliteStore'].map((n) => typeof server[n])));`;
-    const expected = ['function', 'function', 'function', 'function'];
+    const probe = `console.log(JSON.stringify(['mailverify', 'createServer', 'createRequestHandler', 'openSqliteStore', 'openPostgresStore'].map((n) => typeof server[n])));`;
+    const expected = ['function', 'function', 'function', 'function', 'function'];
     expect(run('server-esm.mjs', `import * as server from 'mailverify/server';\n${probe}`)).toEqual(expected);
     expect(run('server-cjs.cjs', `const server = require('mailverify/server');\n${probe}`)).toEqual(expected);
   });
@@ -182,6 +184,7 @@ describe('mailverify/server', () => {
     expect(loaded('mailverify/server').filter((path) => SERVER_PACKAGES.test(path)).length).toBeGreaterThan(0);
     // The Redis client of a cluster is loaded only when a cluster opens a connection.
     expect(loaded('mailverify/server').filter((path) => /node_modules\/(ioredis|@ioredis)\//.test(path))).toEqual([]);
+    expect(loaded('mailverify/server').filter((path) => POSTGRES_PACKAGES.test(path))).toEqual([]);
     // The ES module build: the files dist/index.js imports, followed through the shared chunks.
     const seen = new Set<string>();
     const bare = new Set<string>();
@@ -196,7 +199,7 @@ describe('mailverify/server', () => {
       }
     };
     visit('index.js');
-    expect([...bare].filter((name) => /^(fastify|@fastify\/|libsql|jose|exceljs|xlsx|ioredis)/.test(name))).toEqual([]);
+    expect([...bare].filter((name) => /^(fastify|@fastify\/|libsql|jose|exceljs|xlsx|ioredis)/.test(name) || /^pg(-|\/|$)/.test(name))).toEqual([]);
     expect([...bare].some((name) => name.startsWith('nodemailer/'))).toBe(true); // the walk does reach the engine's imports
   });
 });

@@ -23,10 +23,31 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, openSync } from 'node:fs';
 import Database from 'libsql';
-import { ENTRY_FIELDS, type Entry } from '../engine/entry.js';
-import type { Deduplication } from '../engine/dedupe.js';
+import type { Entry } from '../engine/entry.js';
 import { STATUS_CODES } from '../status/catalogue.js';
 import { StorageFullError } from './types.js';
+import {
+  CREATING,
+  JOB_STATUSES,
+  LIVE_STATUSES,
+  TOMBSTONE_STATUSES,
+  checkAttemptTimes,
+  checkCallbackEvent,
+  checkEnding,
+  checkIso,
+  checkLimit,
+  checkListQuery,
+  checkRetention,
+  jobValues,
+  pageOf,
+  resultValues,
+  selectedStatuses,
+  toCallbackDelivery,
+  toEntry,
+  toPendingInput,
+  toRecord,
+  type Row,
+} from './store-rows.js';
 import { UsernameTakenError, type UserListQuery, type UserRecord, type UserStore } from '../accounts/types.js';
 import { sortUsers, usernameKey } from '../accounts/listing.js';
 import {
@@ -43,12 +64,10 @@ import {
 import type {
   CallbackDelivery,
   CallbackEvent,
-  CallbackSettings,
   EntryFilter,
   EntryPageQuery,
   JobDraft,
   JobInput,
-  JobInterface,
   JobListQuery,
   JobRecord,
   JobStatus,
@@ -72,8 +91,6 @@ export interface SqliteStoreOptions {
   /** Told once when a write succeeds after writes were refused for a full disk. */
   readonly onStorageWritable?: () => void;
 }
-
-type Row = Record<string, unknown>;
 
 /**
  * Schema migrations, in order: MIGRATIONS[n] takes the database from user_version n to n + 1. Add new versions at
@@ -196,49 +213,10 @@ const INSERT_ROWS = 100;
  * at the next opening if the process stopped in between (its submission was never answered).
  */
 const CREATE_BATCH = 20_000;
-const CREATING = 'Creating';
 
 /** Entries deleted per transaction when a job ends: keeps each pause of the event loop short. */
 const DELETE_BATCH = 20_000;
 
-/** The timestamps the store compares as text: ISO 8601 UTC with milliseconds, as Date.prototype.toISOString writes. */
-const ISO_UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-const TOMBSTONE_STATUSES: readonly JobStatus[] = ['Deleted', 'Expired'];
-const LIVE_STATUSES: readonly JobStatus[] = ['InProgress', 'Completed'];
-const JOB_STATUSES: readonly JobStatus[] = [...LIVE_STATUSES, ...TOMBSTONE_STATUSES];
-
-/**
- * An entry's result is stored as a JSON array of these fields, null where the entry has none (index and status are
- * columns). Half the size of a JSON object. This is a storage format: a field the entry gains is added at the end,
- * and older rows, shorter, simply lack it. inputData is null when it is the input's own (the usual case).
- */
-const RESULT_LAYOUT = [
-  'inputData',
-  'classification',
-  'emailAddress',
-  'emailAddressLocalPart',
-  'emailAddressDomainPart',
-  'asciiEmailAddressDomainPart',
-  'hasInternationalMailboxName',
-  'hasInternationalDomainName',
-  'isDisposableEmailAddress',
-  'isRoleAccount',
-  'isFreeEmailAddress',
-  'syntaxFailureIndex',
-  'suggestions',
-  'custom',
-  'duplicateOf',
-  'completedOn',
-] as const satisfies readonly Exclude<keyof Entry, 'index' | 'status'>[];
-
-/** For each field of ENTRY_FIELDS from the fifth on (the first four are always present), its place in the layout. */
-const LAYOUT_POSITIONS = ENTRY_FIELDS.slice(4).map((field) => {
-  const position = (RESULT_LAYOUT as readonly string[]).indexOf(field);
-  if (position < 0) throw new Error(`RESULT_LAYOUT lacks the entry field ${field}`);
-  return [field, position] as const;
-});
-const CLASSIFICATION = RESULT_LAYOUT.indexOf('classification');
 
 export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<SqliteJobStore> {
   const store = new SqliteJobStore(path, options);
@@ -344,22 +322,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
                retention_ms = ?, callback = ?, interface = ?, overrides = ?, created_on = ?, status = 'InProgress',
                no_of_entries = ?
              WHERE sequence = ?`,
-          ).run([
-            job.id,
-            job.owner,
-            job.clientIP,
-            job.name ?? null,
-            job.quality,
-            job.deduplication,
-            job.priority ?? null,
-            job.retentionMs ?? null,
-            job.callback === undefined ? null : JSON.stringify(job.callback),
-            job.interface,
-            job.overrides ?? null,
-            job.createdOn,
-            count,
-            sequence,
-          ]),
+          ).run([...jobValues(job), count, sequence]),
         );
         ended = true;
         return { ...job, status: 'InProgress', noOfEntries: count, noOfCompleted: 0, sequence };
@@ -422,12 +385,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
   }
 
   async listJobs(query: JobListQuery): Promise<Page<JobRecord>> {
-    checkLimit(query.limit);
-    if (query.createdSince !== undefined) checkIso('createdSince', query.createdSince);
-    if (query.createdUntil !== undefined) checkIso('createdUntil', query.createdUntil);
-    if (query.afterSequence !== undefined && query.beforeSequence !== undefined) {
-      throw new RangeError('afterSequence and beforeSequence together');
-    }
+    checkListQuery(query);
     const conditions: string[] = [];
     const parameters: unknown[] = [];
     if (query.owner !== undefined) {
@@ -466,10 +424,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
       ...parameters,
       query.limit + 1,
     ]) as Row[];
-    const more = rows.length > query.limit;
-    if (more) rows.length = query.limit;
-    if (backwards) rows.reverse();
-    return { data: rows.map(toRecord), more };
+    return pageOf(rows.map(toRecord), query.limit, backwards);
   }
 
   async entries(jobId: string, query: EntryPageQuery): Promise<Page<Entry>> {
@@ -503,10 +458,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
          WHERE job = ? AND idx IN (SELECT value FROM json_each(?)) ORDER BY idx ${direction}`,
       ).all([job, JSON.stringify(indexes)]) as Row[];
     }
-    const more = rows.length > query.limit;
-    if (more) rows.length = query.limit;
-    if (backwards) rows.reverse();
-    return { data: rows.map(toEntry), more };
+    return pageOf(rows.map(toEntry), query.limit, backwards);
   }
 
   async countEntries(jobId: string, filter: EntryFilter): Promise<number> {
@@ -538,14 +490,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
       `SELECT idx, input_data, custom FROM entries
        WHERE job = (SELECT sequence FROM jobs WHERE id = ?) AND idx > ? AND result IS NULL ORDER BY idx LIMIT ?`,
     ).all([jobId, afterIndex, limit]) as Row[];
-    return rows.map((row) => {
-      const input: { index: number; inputData: string; custom?: string } = {
-        index: row['idx'] as number,
-        inputData: row['input_data'] as string,
-      };
-      if (row['custom'] !== null) input.custom = row['custom'] as string;
-      return input;
-    });
+    return rows.map(toPendingInput);
   }
 
   async saveResults(jobId: string, entries: readonly Entry[]): Promise<number> {
@@ -614,10 +559,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
   }
 
   async endJob(jobId: string, status: 'Deleted' | 'Expired', endedOn: string): Promise<void> {
-    if (status !== 'Deleted' && status !== 'Expired') {
-      throw new RangeError(`a job ends Deleted or Expired, not ${String(status)}`);
-    }
-    checkIso('endedOn', endedOn);
+    checkEnding(status, endedOn);
     const job = this.#requireSequence(jobId);
     // The tombstone first (an ended job stays ended), then its entries; if the process stops in between, opening the
     // store finishes the deletion.
@@ -641,10 +583,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
   }
 
   async expiredJobs(now: string, defaultRetentionMs: number): Promise<JobRecord[]> {
-    checkIso('now', now);
-    if (!Number.isSafeInteger(defaultRetentionMs) || defaultRetentionMs < 0) {
-      throw new RangeError('defaultRetentionMs: a non-negative integer');
-    }
+    checkRetention(now, defaultRetentionMs);
     const nowMs = Date.parse(now);
     const rows = this.#statement(
       `SELECT * FROM jobs WHERE status = 'Completed' AND completed_at_ms <= ?
@@ -666,19 +605,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
       `SELECT callback_outbox.*, jobs.id AS job_id FROM callback_outbox JOIN jobs ON jobs.sequence = callback_outbox.job
        WHERE due_at <= ? ORDER BY due_at, callback_outbox.id LIMIT ?`,
     ).all([now, limit]) as Row[];
-    return rows.map((row) => {
-      const delivery: CallbackDelivery = {
-        id: row['id'] as number,
-        jobId: row['job_id'] as string,
-        url: row['url'] as string,
-        skipServerCertificateValidation: row['skip_certificate_validation'] === 1,
-        idempotencyKey: row['idempotency_key'] as string,
-        body: row['body'] as string,
-        dueAt: row['due_at'] as number,
-        attempts: row['attempts'] as number,
-      };
-      return row['first_attempt_at'] === null ? delivery : { ...delivery, firstAttemptAt: row['first_attempt_at'] as number };
-    });
+    return rows.map(toCallbackDelivery);
   }
 
   async nextCallbackAt(): Promise<number | null> {
@@ -687,9 +614,7 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
   }
 
   async callbackAttempted(id: number, firstAttemptAt: number, dueAt: number): Promise<void> {
-    if (!Number.isSafeInteger(firstAttemptAt) || !Number.isSafeInteger(dueAt)) {
-      throw new RangeError('firstAttemptAt and dueAt: milliseconds since the epoch, integers');
-    }
+    checkAttemptTimes(firstAttemptAt, dueAt);
     const update = this.#statement(
       'UPDATE callback_outbox SET attempts = attempts + 1, first_attempt_at = ?, due_at = ? WHERE id = ?',
     );
@@ -1072,84 +997,6 @@ function fullDiskError(error: unknown): StorageFullError | null {
   return code === 'SQLITE_FULL' ? new StorageFullError(error) : null;
 }
 
-function toRecord(row: Row): JobRecord {
-  const record: Record<string, unknown> = {
-    id: row['id'],
-    owner: row['owner'],
-    clientIP: row['client_ip'],
-  };
-  if (row['name'] !== null) record['name'] = row['name'];
-  record['quality'] = row['quality'];
-  record['deduplication'] = row['deduplication'] as Deduplication;
-  if (row['priority'] !== null) record['priority'] = row['priority'];
-  if (row['retention_ms'] !== null) record['retentionMs'] = row['retention_ms'];
-  if (row['callback'] !== null) record['callback'] = JSON.parse(row['callback'] as string) as CallbackSettings;
-  record['interface'] = row['interface'] as JobInterface;
-  if (row['overrides'] !== null) record['overrides'] = row['overrides'];
-  record['createdOn'] = row['created_on'];
-  record['status'] = row['status'] as JobStatus;
-  record['noOfEntries'] = row['no_of_entries'];
-  record['noOfCompleted'] = row['no_of_completed'];
-  if (row['completed_on'] !== null) record['completedOn'] = row['completed_on'];
-  if (row['ended_on'] !== null) record['endedOn'] = row['ended_on'];
-  record['sequence'] = row['sequence'];
-  return record as unknown as JobRecord;
-}
-
-/** The values of RESULT_LAYOUT for an entry. */
-function resultValues(entry: Entry): unknown[] {
-  const values = new Array<unknown>(RESULT_LAYOUT.length);
-  for (let position = 0; position < RESULT_LAYOUT.length; position++) {
-    values[position] = entry[RESULT_LAYOUT[position]!] ?? null;
-  }
-  return values;
-}
-
-/** The entry of a row, its fields in ENTRY_FIELDS order. */
-function toEntry(row: Row): Entry {
-  const values = JSON.parse(row['result'] as string) as unknown[];
-  const entry: Record<string, unknown> = {
-    index: row['idx'],
-    inputData: values[0] ?? row['input_data'],
-    classification: values[CLASSIFICATION],
-    status: row['status'],
-  };
-  for (const [field, position] of LAYOUT_POSITIONS) {
-    const value = values[position];
-    if (value !== null && value !== undefined) entry[field] = value;
-  }
-  return entry as unknown as Entry;
-}
-
-/**
- * The statuses a filter selects: `include` (else `byDefault`) less `exclude`. An empty include list counts as none.
- */
-function selectedStatuses<S extends string>(
-  include: readonly S[] | undefined,
-  exclude: readonly S[] | undefined,
-  all: readonly S[],
-  byDefault: readonly S[],
-): S[] {
-  const excluded = new Set(exclude ?? []);
-  const included = include !== undefined && include.length > 0 ? include : byDefault;
-  return [...new Set(included)].filter((status) => !excluded.has(status) && (all as readonly string[]).includes(status));
-}
-
 function placeholders(count: number): string {
   return new Array<string>(count).fill('?').join(', ');
-}
-
-function checkIso(name: string, value: string): void {
-  if (typeof value !== 'string' || !ISO_UTC_MS.test(value) || Number.isNaN(Date.parse(value))) {
-    throw new RangeError(`${name}: an ISO 8601 UTC time with milliseconds (YYYY-MM-DDTHH:MM:SS.sssZ), not ${String(value)}`);
-  }
-}
-
-function checkCallbackEvent(event: CallbackEvent, jobId: string): void {
-  if (event.jobId !== jobId) throw new RangeError(`the callback event is for job ${event.jobId}, not ${jobId}`);
-  if (!Number.isSafeInteger(event.dueAt)) throw new RangeError('callback dueAt: milliseconds since the epoch, an integer');
-}
-
-function checkLimit(limit: number): void {
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit: a positive integer, not ${String(limit)}`);
 }

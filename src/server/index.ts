@@ -6,6 +6,8 @@ export { mailverify, createServer, createRequestHandler } from './app.js';
 export type { ServerOptions, StandaloneOptions } from './app.js';
 export { openSqliteStore } from '../jobs/sqlite-store.js';
 export type { SqliteStoreOptions } from '../jobs/sqlite-store.js';
+export { openPostgresStore } from '../jobs/postgres-store.js';
+export type { PostgresStoreOptions } from '../jobs/postgres-store.js';
 export { StorageFullError } from '../jobs/types.js';
 export type {
   JobStore,

@@ -1,0 +1,630 @@
+/**
+ * The job store on PostgreSQL (the `pg` driver, loaded only when a store is opened), for a cluster of processes
+ * sharing one database. The same semantics as the SQLite store (sqlite-store.ts), with these differences:
+ *
+ * - Every object lives in one schema (option `schema`, default `public`), set as each connection's `search_path`.
+ * - Schema versions are rows of `mailverify_migrations`; MIGRATIONS[n] brings version n to n + 1. They run at
+ *   opening inside a transaction holding a transaction-level advisory lock keyed on the schema, so processes that
+ *   start together apply each version once, one after the other.
+ * - `createJob` writes the job and its inputs in one transaction (no other process sees it until it commits, and a
+ *   crash leaves nothing). Inputs go in multi-row inserts of INSERT_ROWS rows, each a single statement over arrays.
+ * - A draft is a job row `Creating`, touched at each batch. Since other processes may be filling their own drafts, an
+ *   opening removes only drafts left untouched for DRAFT_ABANDONED_MS.
+ * - The first result of an entry wins: results are written only where `result IS NULL`, under a lock on the job row,
+ *   so concurrent writers of the same entries store each result once and count it once.
+ * - A full disk (SQLSTATE 53100, disk_full) rejects the write with a StorageFullError; PostgreSQL has rolled the
+ *   transaction back.
+ *
+ * Times compared as text (createdOn, endedOn) are columns with the "C" collation: byte order, as in SQLite.
+ */
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import type { Entry } from '../engine/entry.js';
+import { STATUS_CODES } from '../status/catalogue.js';
+import {
+  CREATING,
+  JOB_STATUSES,
+  LIVE_STATUSES,
+  checkAttemptTimes,
+  checkCallbackEvent,
+  checkEnding,
+  checkIso,
+  checkLimit,
+  checkListQuery,
+  checkRetention,
+  jobValues,
+  pageOf,
+  resultValues,
+  selectedStatuses,
+  toCallbackDelivery,
+  toEntry,
+  toPendingInput,
+  toRecord,
+  type Row,
+} from './store-rows.js';
+import {
+  StorageFullError,
+  type CallbackDelivery,
+  type CallbackEvent,
+  type EntryFilter,
+  type EntryPageQuery,
+  type JobDraft,
+  type JobInput,
+  type JobListQuery,
+  type JobRecord,
+  type JobStatus,
+  type JobStore,
+  type JobTotals,
+  type NewJob,
+  type Page,
+  type PendingInput,
+} from './types.js';
+
+export interface PostgresStoreOptions {
+  /** A PostgreSQL URL, `postgres://user:password@host:port/database`. */
+  readonly connectionString: string;
+  /** The schema holding the store's tables (created if missing); default `public`. */
+  readonly schema?: string;
+  /** Connections in the pool (default 10). */
+  readonly max?: number;
+}
+
+/**
+ * Schema migrations, in order: MIGRATIONS[n] takes the schema from version n to n + 1. Add new versions at the end;
+ * never change a released one.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE jobs (
+    sequence        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id              text NOT NULL UNIQUE,
+    owner           text NOT NULL,
+    client_ip       text NOT NULL,
+    name            text,
+    quality         text NOT NULL,
+    deduplication   text NOT NULL,
+    priority        integer,
+    retention_ms    bigint,
+    callback        text,
+    interface       text NOT NULL,
+    overrides       text,
+    created_on      text COLLATE "C" NOT NULL,
+    status          text COLLATE "C" NOT NULL,
+    no_of_entries   integer NOT NULL,
+    no_of_completed integer NOT NULL DEFAULT 0,
+    completed_on    text COLLATE "C",
+    completed_at_ms bigint,
+    ended_on        text COLLATE "C",
+    -- A draft's last batch (drafts of processes that stopped are removed once it is old).
+    touched_at      timestamptz NOT NULL DEFAULT now()
+  );
+  CREATE INDEX jobs_by_owner_newest ON jobs (owner, created_on DESC, sequence);
+  CREATE INDEX jobs_by_owner_oldest ON jobs (owner, created_on, sequence);
+  CREATE INDEX jobs_by_completion ON jobs (completed_at_ms) WHERE status = 'Completed';
+  CREATE INDEX jobs_by_end ON jobs (ended_on) WHERE ended_on IS NOT NULL;
+  CREATE INDEX jobs_in_progress ON jobs (sequence) WHERE status IN ('InProgress', '${CREATING}');
+
+  CREATE TABLE entries (
+    job        bigint NOT NULL REFERENCES jobs (sequence) ON DELETE CASCADE,
+    idx        integer NOT NULL,
+    input_data text NOT NULL,
+    custom     text,
+    status     text,
+    result     text,
+    PRIMARY KEY (job, idx)
+  );
+  -- Answered entries by status, in index order (filtered pages); inputs without a result cost nothing.
+  CREATE INDEX entries_by_status ON entries (job, status, idx) WHERE status IS NOT NULL;
+
+  CREATE TABLE settings (
+    key   text PRIMARY KEY,
+    value text NOT NULL
+  );
+
+  -- Completion callbacks waiting to be delivered (one per job at most). Times in milliseconds since the epoch.
+  CREATE TABLE callback_outbox (
+    id                          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    job                         bigint NOT NULL UNIQUE REFERENCES jobs (sequence) ON DELETE CASCADE,
+    url                         text NOT NULL,
+    skip_certificate_validation boolean NOT NULL,
+    idempotency_key             text NOT NULL,
+    body                        text NOT NULL,
+    attempts                    integer NOT NULL DEFAULT 0,
+    first_attempt_at            bigint,
+    due_at                      bigint NOT NULL
+  );
+  CREATE INDEX callback_outbox_by_due ON callback_outbox (due_at);
+  `,
+];
+
+/** Inputs per INSERT statement (arrays of this many values: 4 parameters whatever the count). */
+const INSERT_ROWS = 10_000;
+/** Entries deleted per transaction when a job ends: keeps each transaction, and the locks it holds, short. */
+const DELETE_BATCH = 20_000;
+/** A draft untouched this long belongs to a process that stopped: an opening removes it. */
+const DRAFT_ABANDONED_MS = 60 * 60 * 1000;
+/** PostgreSQL's SQLSTATE for a full disk (class 53, insufficient resources). */
+const DISK_FULL = '53100';
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Opens a store on PostgreSQL: connects, creates the schema or brings it to the current version, tidies up. */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresJobStore> {
+  const schema = options.schema ?? 'public';
+  if (!SCHEMA_NAME.test(schema)) throw new TypeError(`schema: lower-case letters, digits and _, not ${JSON.stringify(schema)}`);
+  const max = options.max ?? 10;
+  if (!Number.isSafeInteger(max) || max < 1) throw new TypeError('max: a positive integer');
+  // Loaded here, not at the top: only a server that uses PostgreSQL loads the driver.
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString: options.connectionString, max, options: `-c search_path=${schema}` });
+  // An idle connection that fails (the server restarted) is dropped by the pool; the error must not crash the process.
+  pool.on('error', () => {});
+  const store = new PostgresJobStore(pool);
+  try {
+    await store.migrate(schema);
+    await store.finishEndedJobs();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}
+
+export class PostgresJobStore implements JobStore {
+  readonly #pool: Pool;
+  #closed = false;
+
+  constructor(pool: Pool) {
+    this.#pool = pool;
+  }
+
+  /** Creates the schema and applies the migrations it lacks, one process at a time. */
+  async migrate(schema: string): Promise<void> {
+    await this.#transaction(async (client) => {
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`mailverify:${schema}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS mailverify_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const { rows } = await client.query('SELECT COALESCE(MAX(version), 0) AS version FROM mailverify_migrations');
+      const version = Number(rows[0]!['version']);
+      if (version > MIGRATIONS.length) {
+        throw new Error(`the database has schema version ${version}; this version of the software knows up to ${MIGRATIONS.length}`);
+      }
+      for (let next = version; next < MIGRATIONS.length; next++) {
+        await client.query(MIGRATIONS[next]!);
+        await client.query('INSERT INTO mailverify_migrations (version) VALUES ($1)', [next + 1]);
+      }
+    });
+  }
+
+  /**
+   * Finishes what stopped processes left: drafts abandoned for DRAFT_ABANDONED_MS, and the entries of ended jobs.
+   */
+  async finishEndedJobs(): Promise<void> {
+    const drafts = await this.#rows(
+      `SELECT sequence FROM jobs WHERE status = '${CREATING}' AND touched_at < now() - make_interval(secs => $1)`,
+      [DRAFT_ABANDONED_MS / 1000],
+    );
+    for (const row of drafts) await this.#removeJob(Number(row['sequence']));
+    const ended = await this.#rows(
+      `SELECT sequence FROM jobs
+       WHERE status IN ('Deleted', 'Expired') AND EXISTS (SELECT 1 FROM entries WHERE job = jobs.sequence)`,
+    );
+    for (const row of ended) await this.#deleteEntries(Number(row['sequence']));
+  }
+
+  async createJob(job: NewJob, inputs: readonly JobInput[]): Promise<JobRecord> {
+    checkIso('createdOn', job.createdOn);
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query(
+        `INSERT INTO jobs (id, owner, client_ip, name, quality, deduplication, priority, retention_ms, callback, interface,
+           overrides, created_on, status, no_of_entries)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'InProgress', $13) RETURNING sequence`,
+        [...jobValues(job), inputs.length],
+      );
+      const sequence = Number(rows[0]!['sequence']);
+      await insertInputs(client, sequence, 0, inputs);
+      return { ...job, status: 'InProgress', noOfEntries: inputs.length, noOfCompleted: 0, sequence };
+    });
+  }
+
+  async draftJob(): Promise<JobDraft> {
+    const [row] = await this.#rows(
+      `INSERT INTO jobs (id, owner, client_ip, quality, deduplication, interface, created_on, status, no_of_entries)
+       VALUES ('creating:' || gen_random_uuid(), '', '', '', '', '', '', '${CREATING}', 0) RETURNING sequence`,
+    );
+    const sequence = Number(row!['sequence']);
+    let count = 0;
+    let ended = false;
+    const open = (): void => {
+      if (ended) throw new Error('the job draft is already committed or discarded');
+    };
+    return {
+      add: async (inputs) => {
+        open();
+        await this.#transaction(async (client) => {
+          await client.query('UPDATE jobs SET touched_at = now() WHERE sequence = $1', [sequence]);
+          await insertInputs(client, sequence, count, inputs);
+        });
+        count += inputs.length;
+      },
+      clear: async () => {
+        open();
+        await this.#deleteEntries(sequence);
+        count = 0;
+      },
+      commit: async (job) => {
+        open();
+        checkIso('createdOn', job.createdOn);
+        const updated = await this.#transaction(async (client) => {
+          const result = await client.query(
+            `UPDATE jobs SET id = $1, owner = $2, client_ip = $3, name = $4, quality = $5, deduplication = $6, priority = $7,
+               retention_ms = $8, callback = $9, interface = $10, overrides = $11, created_on = $12, status = 'InProgress',
+               no_of_entries = $13
+             WHERE sequence = $14 AND status = '${CREATING}'`,
+            [...jobValues(job), count, sequence],
+          );
+          return result.rowCount ?? 0;
+        });
+        if (updated === 0) throw new Error('the job draft was removed (left untouched too long)');
+        ended = true;
+        return { ...job, status: 'InProgress', noOfEntries: count, noOfCompleted: 0, sequence };
+      },
+      discard: async () => {
+        if (ended) return;
+        ended = true;
+        // Closed meanwhile: an opening removes the draft once it is old.
+        if (this.#closed) return;
+        await this.#removeJob(sequence);
+      },
+    };
+  }
+
+  async getJob(id: string): Promise<JobRecord | null> {
+    const [row] = await this.#rows(`SELECT * FROM jobs WHERE id = $1 AND status <> '${CREATING}'`, [id]);
+    return row === undefined ? null : jobRecord(row);
+  }
+
+  async listJobs(query: JobListQuery): Promise<Page<JobRecord>> {
+    checkListQuery(query);
+    const statuses = selectedStatuses(query.include, query.exclude, JOB_STATUSES, LIVE_STATUSES);
+    if (statuses.length === 0) return { data: [], more: false };
+    const parameters: unknown[] = [];
+    const p = (value: unknown): string => `$${parameters.push(value)}`;
+    const conditions = [`status = ANY(${p(statuses)}::text[])`];
+    if (query.owner !== undefined) conditions.push(`owner = ${p(query.owner)}`);
+    if (query.createdSince !== undefined) conditions.push(`created_on >= ${p(query.createdSince)}`);
+    if (query.createdUntil !== undefined) conditions.push(`created_on <= ${p(query.createdUntil)}`);
+    // The order is (createdOn, sequence) with createdOn descending for '-createdOn'; ties are always in creation order.
+    // Backwards paging walks the same order reversed and turns the page round.
+    const backwards = query.beforeSequence !== undefined;
+    const createdDescending = (query.sort === '-createdOn') !== backwards;
+    const cursor = query.afterSequence ?? query.beforeSequence;
+    if (cursor !== undefined) {
+      const [row] = await this.#rows('SELECT created_on FROM jobs WHERE sequence = $1', [cursor]);
+      if (row === undefined) throw new RangeError(`no job with sequence ${cursor}`);
+      const createdOn = p(row['created_on']);
+      const past = createdDescending ? '<' : '>';
+      conditions.push(`created_on ${past}= ${createdOn} AND (created_on ${past} ${createdOn} OR sequence ${backwards ? '<' : '>'} ${p(cursor)})`);
+    }
+    const order = `created_on ${createdDescending ? 'DESC' : 'ASC'}, sequence ${backwards ? 'DESC' : 'ASC'}`;
+    const rows = await this.#rows(
+      `SELECT * FROM jobs WHERE ${conditions.join(' AND ')} ORDER BY ${order} LIMIT ${p(query.limit + 1)}`,
+      parameters,
+    );
+    return pageOf(rows.map(jobRecord), query.limit, backwards);
+  }
+
+  async entries(jobId: string, query: EntryPageQuery): Promise<Page<Entry>> {
+    checkLimit(query.limit);
+    if (query.after !== undefined && query.before !== undefined) throw new RangeError('after and before together');
+    const job = await this.#sequenceOf(jobId);
+    if (job === undefined) return { data: [], more: false };
+    const backwards = query.before !== undefined;
+    // An exclusive bound; without one, from the start.
+    const from = query.before ?? query.after ?? -1;
+    const past = backwards ? '<' : '>';
+    const direction = backwards ? 'DESC' : 'ASC';
+    let rows: Row[];
+    if (query.include === undefined && query.exclude === undefined) {
+      rows = await this.#rows(
+        `SELECT idx, input_data, status, result FROM entries
+         WHERE job = $1 AND idx ${past} $2 AND status IS NOT NULL ORDER BY idx ${direction} LIMIT $3`,
+        [job, from, query.limit + 1],
+      );
+    } else {
+      // One index range per status, merged: each reads at most limit + 1 keys however rare or common the status is.
+      const statuses = selectedStatuses(query.include, query.exclude, STATUS_CODES, STATUS_CODES);
+      rows = await this.#rows(
+        `SELECT e.idx, e.input_data, e.status, e.result FROM unnest($2::text[]) AS s (status)
+         CROSS JOIN LATERAL (
+           SELECT idx, input_data, status, result FROM entries
+           WHERE job = $1 AND status = s.status AND idx ${past} $3 ORDER BY idx ${direction} LIMIT $4
+         ) AS e
+         ORDER BY e.idx ${direction} LIMIT $4`,
+        [job, statuses, from, query.limit + 1],
+      );
+    }
+    return pageOf(rows.map(toEntry), query.limit, backwards);
+  }
+
+  async countEntries(jobId: string, filter: EntryFilter): Promise<number> {
+    const job = await this.#sequenceOf(jobId);
+    if (job === undefined) return 0;
+    const all = filter.include === undefined && filter.exclude === undefined;
+    const [row] = await this.#rows(
+      `SELECT COUNT(*) AS n FROM entries WHERE job = $1 AND ${all ? 'status IS NOT NULL' : 'status = ANY($2::text[])'}`,
+      all ? [job] : [job, selectedStatuses(filter.include, filter.exclude, STATUS_CODES, STATUS_CODES)],
+    );
+    return Number(row!['n']);
+  }
+
+  async entry(jobId: string, index: number): Promise<Entry | null> {
+    const [row] = await this.#rows(
+      `SELECT idx, input_data, status, result FROM entries
+       WHERE job = (SELECT sequence FROM jobs WHERE id = $1) AND idx = $2 AND status IS NOT NULL`,
+      [jobId, index],
+    );
+    return row === undefined ? null : toEntry(row);
+  }
+
+  async pendingInputs(jobId: string, afterIndex: number, limit: number): Promise<PendingInput[]> {
+    checkLimit(limit);
+    const rows = await this.#rows(
+      `SELECT idx, input_data, custom FROM entries
+       WHERE job = (SELECT sequence FROM jobs WHERE id = $1) AND idx > $2 AND result IS NULL ORDER BY idx LIMIT $3`,
+      [jobId, afterIndex, limit],
+    );
+    return rows.map(toPendingInput);
+  }
+
+  async saveResults(jobId: string, entries: readonly Entry[]): Promise<number> {
+    // The first result of an index in this call wins, as it would one call after another.
+    const first = new Map<number, Entry>();
+    for (const entry of entries) if (!first.has(entry.index)) first.set(entry.index, entry);
+    const indexes: number[] = [];
+    const statuses: string[] = [];
+    const inputData: string[] = [];
+    // The usual entry repeats its input: stored without inputData when the row's input is the same.
+    const sameInput: string[] = [];
+    const ownInput: string[] = [];
+    for (const entry of first.values()) {
+      const values = resultValues(entry);
+      indexes.push(entry.index);
+      statuses.push(entry.status);
+      inputData.push(entry.inputData);
+      ownInput.push(JSON.stringify(values));
+      values[0] = null;
+      sameInput.push(JSON.stringify(values));
+    }
+    return this.#transaction(async (client) => {
+      // The job row locked first: writers of one job take turns, and an ending job waits for them (or they for it).
+      const { rows } = await client.query('SELECT sequence, status FROM jobs WHERE id = $1 FOR UPDATE', [jobId]);
+      if (rows.length === 0) throw new Error(`no job ${jobId}`);
+      // A tombstone takes no results (a job ended while its last results were on their way).
+      if (rows[0]!['status'] === 'Deleted' || rows[0]!['status'] === 'Expired' || indexes.length === 0) return 0;
+      const job = Number(rows[0]!['sequence']);
+      const saved = await client.query(
+        `UPDATE entries AS e
+         SET status = v.status, result = CASE WHEN v.input_data = e.input_data THEN v.same_input ELSE v.own_input END
+         FROM unnest($2::integer[], $3::text[], $4::text[], $5::text[], $6::text[]) AS v (idx, status, input_data, same_input, own_input)
+         WHERE e.job = $1 AND e.idx = v.idx AND e.result IS NULL`,
+        [job, indexes, statuses, inputData, sameInput, ownInput],
+      );
+      const count = saved.rowCount ?? 0;
+      if (count > 0) await client.query('UPDATE jobs SET no_of_completed = no_of_completed + $1 WHERE sequence = $2', [count, job]);
+      return count;
+    });
+  }
+
+  async completeJob(jobId: string, completedOn: string, callback?: CallbackEvent): Promise<void> {
+    checkIso('completedOn', completedOn);
+    if (callback !== undefined) checkCallbackEvent(callback, jobId);
+    const job = await this.#requireSequence(jobId);
+    // Only a job in progress completes: a job ended meanwhile stays a tombstone, and sends no callback.
+    await this.#transaction(async (client) => {
+      const completed = await client.query(
+        `UPDATE jobs SET status = 'Completed', completed_on = $1, completed_at_ms = $2 WHERE sequence = $3 AND status = 'InProgress'`,
+        [completedOn, Date.parse(completedOn), job],
+      );
+      if ((completed.rowCount ?? 0) > 0 && callback !== undefined) {
+        await client.query(
+          `INSERT INTO callback_outbox (job, url, skip_certificate_validation, idempotency_key, body, due_at)
+           VALUES ($1, $2, $3, $4, $5, $6)`,
+          [job, callback.url, callback.skipServerCertificateValidation, callback.idempotencyKey, callback.body, callback.dueAt],
+        );
+      }
+    });
+  }
+
+  async unfinishedJobs(): Promise<JobRecord[]> {
+    return (await this.#rows(`SELECT * FROM jobs WHERE status = 'InProgress' ORDER BY sequence`)).map(jobRecord);
+  }
+
+  async endJob(jobId: string, status: 'Deleted' | 'Expired', endedOn: string): Promise<void> {
+    checkEnding(status, endedOn);
+    const job = await this.#requireSequence(jobId);
+    // The tombstone and the dropped callback first (an ended job stays ended), then its entries a batch at a time; if
+    // the process stops in between, the next opening finishes the deletion.
+    await this.#transaction(async (client) => {
+      await client.query(
+        `UPDATE jobs SET status = $1, ended_on = $2 WHERE sequence = $3 AND status IN ('InProgress', 'Completed')`,
+        [status, endedOn, job],
+      );
+      await client.query('DELETE FROM callback_outbox WHERE job = $1', [job]);
+    });
+    await this.#deleteEntries(job);
+  }
+
+  async expiredJobs(now: string, defaultRetentionMs: number): Promise<JobRecord[]> {
+    checkRetention(now, defaultRetentionMs);
+    const nowMs = Date.parse(now);
+    const rows = await this.#rows(
+      `SELECT * FROM jobs WHERE status = 'Completed' AND completed_at_ms <= $1
+         AND completed_at_ms + COALESCE(retention_ms, $2) <= $1 ORDER BY sequence`,
+      [nowMs, defaultRetentionMs],
+    );
+    return rows.map(jobRecord);
+  }
+
+  async purgeTombstones(before: string): Promise<number> {
+    checkIso('before', before);
+    const result = await this.#query(`DELETE FROM jobs WHERE ended_on < $1 AND status IN ('Deleted', 'Expired')`, [before]);
+    return result.rowCount ?? 0;
+  }
+
+  async dueCallbacks(now: number, limit: number): Promise<CallbackDelivery[]> {
+    checkLimit(limit);
+    const rows = await this.#rows(
+      `SELECT o.*, jobs.id AS job_id FROM callback_outbox AS o JOIN jobs ON jobs.sequence = o.job
+       WHERE due_at <= $1 ORDER BY due_at, o.id LIMIT $2`,
+      [now, limit],
+    );
+    return rows.map(toCallbackDelivery);
+  }
+
+  async nextCallbackAt(): Promise<number | null> {
+    const [row] = await this.#rows('SELECT MIN(due_at) AS next FROM callback_outbox');
+    return row?.['next'] === null || row?.['next'] === undefined ? null : Number(row['next']);
+  }
+
+  async callbackAttempted(id: number, firstAttemptAt: number, dueAt: number): Promise<void> {
+    checkAttemptTimes(firstAttemptAt, dueAt);
+    await this.#query('UPDATE callback_outbox SET attempts = attempts + 1, first_attempt_at = $1, due_at = $2 WHERE id = $3', [
+      firstAttemptAt,
+      dueAt,
+      id,
+    ]);
+  }
+
+  async removeCallback(id: number): Promise<void> {
+    await this.#query('DELETE FROM callback_outbox WHERE id = $1', [id]);
+  }
+
+  async jobTotals(): Promise<JobTotals[]> {
+    const rows = await this.#rows(
+      `SELECT status, COUNT(*) AS jobs, COALESCE(SUM(no_of_entries), 0) AS entries, COALESCE(SUM(no_of_completed), 0) AS completed
+       FROM jobs WHERE status <> '${CREATING}' GROUP BY status ORDER BY status`,
+    );
+    return rows.map((row) => ({
+      status: row['status'] as JobStatus,
+      jobs: Number(row['jobs']),
+      entries: Number(row['entries']),
+      completedEntries: Number(row['completed']),
+    }));
+  }
+
+  async getSetting(key: string): Promise<string | null> {
+    const [row] = await this.#rows('SELECT value FROM settings WHERE key = $1', [key]);
+    return row === undefined ? null : (row['value'] as string);
+  }
+
+  async setSetting(key: string, value: string): Promise<void> {
+    await this.#query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [
+      key,
+      value,
+    ]);
+  }
+
+  /** Closes every connection of the pool; closing again does nothing. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pool.end();
+  }
+
+  /** Removes a job row and its entries (a draft), unless the store closes meanwhile. */
+  async #removeJob(sequence: number): Promise<void> {
+    await this.#deleteEntries(sequence);
+    if (!this.#closed) await this.#query('DELETE FROM jobs WHERE sequence = $1', [sequence]);
+  }
+
+  /** Deletes a job's entries a batch per transaction. */
+  async #deleteEntries(job: number): Promise<void> {
+    for (;;) {
+      const result = await this.#query(
+        'DELETE FROM entries WHERE job = $1 AND idx IN (SELECT idx FROM entries WHERE job = $1 ORDER BY idx LIMIT $2)',
+        [job, DELETE_BATCH],
+      );
+      // Closed meanwhile: the next opening finishes the deletion.
+      if ((result.rowCount ?? 0) < DELETE_BATCH || this.#closed) return;
+    }
+  }
+
+  async #sequenceOf(jobId: string): Promise<number | undefined> {
+    const [row] = await this.#rows('SELECT sequence FROM jobs WHERE id = $1', [jobId]);
+    return row === undefined ? undefined : Number(row['sequence']);
+  }
+
+  async #requireSequence(jobId: string): Promise<number> {
+    const sequence = await this.#sequenceOf(jobId);
+    if (sequence === undefined) throw new Error(`no job ${jobId}`);
+    return sequence;
+  }
+
+  async #query(sql: string, parameters: unknown[] = []): Promise<{ rows: QueryResultRow[]; rowCount: number | null }> {
+    if (this.#closed) throw new Error('the job store is closed');
+    try {
+      return await this.#pool.query(sql, parameters);
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  async #rows(sql: string, parameters: unknown[] = []): Promise<Row[]> {
+    return (await this.#query(sql, parameters)).rows;
+  }
+
+  /** Runs `work` in one transaction on one connection of the pool, rolled back if it throws. */
+  async #transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new Error('the job store is closed');
+    let client: PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw storeError(error);
+    }
+    let broken: unknown;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackError) {
+        // A connection that cannot roll back is not given back to the pool.
+        broken = rollbackError;
+      }
+      throw storeError(error);
+    } finally {
+      client.release(broken instanceof Error ? broken : undefined);
+    }
+  }
+}
+
+/** PostgreSQL's disk_full as a StorageFullError; any other error as it is. */
+function storeError(error: unknown): unknown {
+  return (error as { code?: unknown } | null)?.code === DISK_FULL ? new StorageFullError(error) : error;
+}
+
+/** Inputs from job index `first` on, INSERT_ROWS per statement. */
+async function insertInputs(client: PoolClient, sequence: number, first: number, inputs: readonly JobInput[]): Promise<void> {
+  for (let start = 0; start < inputs.length; start += INSERT_ROWS) {
+    const batch = inputs.slice(start, start + INSERT_ROWS);
+    await client.query(
+      `INSERT INTO entries (job, idx, input_data, custom)
+       SELECT $1, $2::integer + (n - 1)::integer, d, c FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t (d, c, n)`,
+      [sequence, first + start, batch.map((input) => input.inputData), batch.map((input) => input.custom ?? null)],
+    );
+  }
+}
+
+/** A job row with PostgreSQL's 64-bit integers (strings from the driver) as numbers. */
+function jobRecord(row: Row): JobRecord {
+  return toRecord({
+    ...row,
+    sequence: Number(row['sequence']),
+    retention_ms: row['retention_ms'] === null ? null : Number(row['retention_ms']),
+  });
+}
