@@ -27,6 +27,7 @@ import { ProgressLine, RunObserver, Tally, type RunState } from './report.js';
 
 const USAGE = `Usage: mailverify check [file|-] [options]
        mailverify serve [options]      the verification server (mailverify serve --help)
+       mailverify worker [options]     a cluster worker (mailverify worker --help)
 
 Verifies the addresses of a file (one per line, or one column of a CSV file) or of standard input,
 and writes one result per input, in order.
@@ -500,7 +501,7 @@ function version(): string {
   return manifest.version;
 }
 
-const COMMANDS = ['check', 'serve'];
+const COMMANDS = ['check', 'serve', 'worker'];
 
 /** `--version` among the flags (before a `--` that ends them). */
 function asksForVersion(args: readonly string[]): boolean {
@@ -526,6 +527,14 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       return await serve(rest, process.env);
+    }
+    if (command === 'worker') {
+      if (asksForVersion(rest)) {
+        process.stdout.write(`${version()}\n`);
+        return 0;
+      }
+      const { worker } = await import('./worker.js');
+      return await worker(rest, process.env);
     }
     if (command !== 'check') {
       const near = closestName(command, COMMANDS);

@@ -211,6 +211,36 @@ const httpUrl: Kind<string> = {
   fromJson: (value) => (typeof value === 'string' ? httpUrl.fromText(value) : fail()),
 };
 
+/**
+ * A URL of one of `protocols`. It may hold a password: never echoed (an error names the source and what was expected),
+ * and shown without it.
+ */
+function serviceUrl(protocols: readonly string[], expected: string): Kind<string> {
+  const check = (value: string): string => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new BadValue(`must be ${expected}`);
+    }
+    if (!protocols.includes(url.protocol) || url.hostname === '') throw new BadValue(`must be ${expected}`);
+    return value;
+  };
+  return {
+    expected,
+    fromText: check,
+    fromJson: (value) => (typeof value === 'string' ? check(value) : fail()),
+    show: (value) => {
+      const url = new URL(value);
+      if (url.password !== '') url.password = '***';
+      return url.href;
+    },
+  };
+}
+
+const postgresUrl = serviceUrl(['postgres:', 'postgresql:'], 'a PostgreSQL URL (postgres://user:password@host:port/database)');
+const redisUrl = serviceUrl(['redis:', 'rediss:'], 'a Redis URL (redis://[user:password@]host:port[/db], rediss:// for TLS)');
+
 /** A DNS server, `ip` or `ip:port` (`[ipv6]:port`), as the resolver reads it. */
 const dnsServer: Kind<string> = {
   ...text,
@@ -325,7 +355,7 @@ function fail(): never {
   throw new BadValue();
 }
 
-export type Section = 'Configuration' | 'Listening' | 'Access' | 'Jobs' | 'Credits' | 'Verification' | 'Callbacks' | 'File import' | 'Logging and monitoring';
+export type Section = 'Configuration' | 'Listening' | 'Access' | 'Jobs' | 'Cluster' | 'Credits' | 'Verification' | 'Callbacks' | 'File import' | 'Logging and monitoring';
 
 /** One option. A row without `flag`, `env` or `key` cannot be set that way. */
 export interface ServeOption<T = any> {
@@ -429,6 +459,16 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { flag: 'retention', placeholder: 'DURATION', env: 'MAILVERIFY_RETENTION', key: 'retention', kind: duration(MIN_RETENTION_MS, MAX_RETENTION_MS), default: DEFAULT_RETENTION_MS, description: 'how long a job that sets no retention is kept after it completes', section: 'Jobs', target: 'server.defaultRetentionMs' },
   { flag: 'max-entries-per-job', placeholder: 'N', env: 'MAILVERIFY_MAX_ENTRIES_PER_JOB', key: 'maxEntriesPerJob', kind: integer(1), default: DEFAULT_MAX_ENTRIES_PER_JOB, description: 'the most entries of one job', section: 'Jobs', target: 'server.maxEntriesPerJob' },
 
+  { flag: 'store', placeholder: 'URL', env: 'MAILVERIFY_STORE', key: 'store', kind: postgresUrl, defaultText: 'the SQLite database in the data folder', description: 'a PostgreSQL store instead (postgres://user:password@host:port/database), which every process of a cluster shares; without --queue, jobs run in this process on it', section: 'Cluster', target: 'store.url' },
+  { flag: 'store-schema', placeholder: 'NAME', env: 'MAILVERIFY_STORE_SCHEMA', key: 'storeSchema', kind: text, default: 'public', description: "the PostgreSQL schema of the store's tables, made if missing; with --store", section: 'Cluster', target: 'store.schema' },
+  { flag: 'queue', placeholder: 'URL', env: 'MAILVERIFY_QUEUE', key: 'queue', kind: redisUrl, defaultText: 'none: jobs run in this process', description: 'cluster mode: the Redis of the work queue (BullMQ), the connection leases and the shared counters (redis://[user:password@]host:port[/db], rediss:// for TLS); jobs are verified by workers (mailverify worker, --workers); needs --store', section: 'Cluster', target: 'server.cluster.queue' },
+  { flag: 'cluster-prefix', placeholder: 'NAME', env: 'MAILVERIFY_CLUSTER_PREFIX', key: 'clusterPrefix', kind: text, defaultText: 'default', description: 'the Redis keys of the cluster are mailverify:<prefix>:…; the same in every process of one cluster, another for another cluster on the same Redis; with --queue', section: 'Cluster', target: 'server.cluster.prefix' },
+  { flag: 'workers', placeholder: 'N', env: 'MAILVERIFY_WORKERS', key: 'workers', kind: integer(0), defaultText: '0', description: 'workers run in this process besides answering HTTP; with --queue', section: 'Cluster', target: 'server.cluster.workers' },
+  { flag: 'worker-concurrency', placeholder: 'N', env: 'MAILVERIFY_WORKER_CONCURRENCY', key: 'workerConcurrency', kind: integer(1), defaultText: '8', description: "tasks one worker runs at once, sharing its verifier's connections and caches; with --queue", section: 'Cluster', target: 'server.cluster.concurrency' },
+  { flag: 'lease', placeholder: 'MS', env: 'MAILVERIFY_LEASE', key: 'lease', kind: integer(1000), defaultText: '30000', description: "how long a running task and an SMTP connection hold their lease without its holder renewing it: a dead worker's work is taken up again after it; with --queue", section: 'Cluster', target: 'server.cluster.leaseMs' },
+  { flag: 'chunk-size', placeholder: 'N', env: 'MAILVERIFY_CHUNK_SIZE', key: 'chunkSize', kind: integer(1), defaultText: '1000', description: "inputs per task (the inputs of one mail exchanger stay in one task, whatever their number); with --queue", section: 'Cluster', target: 'server.cluster.chunkSize' },
+  { flag: 'reconcile-interval', placeholder: 'MS', env: 'MAILVERIFY_RECONCILE_INTERVAL', key: 'reconcileInterval', kind: integer(100), defaultText: '5000', description: 'the time between rounds of the reconciler, which plans again the jobs whose tasks Redis lost; with --queue', section: 'Cluster', target: 'server.cluster.reconcileIntervalMs' },
+
   {
     flag: 'credits',
     env: 'MAILVERIFY_CREDITS',
@@ -517,6 +557,8 @@ export interface ServeSettings {
   readonly server: Omit<StandaloneOptions, 'logger' | 'rootPassword'> & { rootPassword?: string };
   readonly listen: { readonly host: string; readonly port: number };
   readonly logLevel: string;
+  /** A PostgreSQL store (--store) instead of the data folder's SQLite database. */
+  readonly store?: { readonly url: string; readonly schema: string };
   /** Where each option set came from (`--port`, `MAILVERIFY_PORT`, `mailverify.json: port`), by target. */
   readonly sources: ReadonlyMap<string, string>;
   /** Things to tell the operator without stopping: unknown MAILVERIFY_* variables. */
@@ -569,6 +611,19 @@ export function resolveServeSettings(flags: FlagValues, env: NodeJS.ProcessEnv):
   if (server.https !== undefined && (server.https.cert === undefined || server.https.key === undefined)) {
     throw new UsageError('--tls-cert and --tls-key (or their variables or keys) go together');
   }
+  // Cluster settings count only with --queue, and a queue only with a shared store.
+  const cluster = (result['server'] as { cluster?: Record<string, unknown> }).cluster;
+  if (cluster !== undefined && cluster['queue'] === undefined) {
+    const source = [...sources].find(([target]) => target.startsWith('server.cluster.'))![1];
+    throw new UsageError(`${source} needs --queue (or MAILVERIFY_QUEUE, or the key queue): it is a setting of cluster mode`);
+  }
+  const store = result['store'] as { url?: string; schema?: string } | undefined;
+  if (cluster !== undefined && store?.url === undefined) {
+    throw new UsageError(`${sources.get('server.cluster.queue')} needs --store (or MAILVERIFY_STORE, or the key store): the processes of a cluster share a PostgreSQL store`);
+  }
+  if (store?.url === undefined && sources.has('store.schema')) {
+    throw new UsageError(`${sources.get('store.schema')} needs --store (or MAILVERIFY_STORE, or the key store)`);
+  }
   // The credit options count only with --credits: without it, one of them is a mistake, not a setting to drop.
   const credits = (result['server'] as { credits?: unknown }).credits;
   if (!creditsOn && credits !== undefined) {
@@ -590,6 +645,7 @@ export function resolveServeSettings(flags: FlagValues, env: NodeJS.ProcessEnv):
     server: result['server'] as ServeSettings['server'],
     listen: result['listen'] as ServeSettings['listen'],
     logLevel: result['logLevel'] as string,
+    ...(store?.url !== undefined && { store: { url: store.url, schema: store.schema ?? 'public' } }),
     sources,
     warnings: unknownVariables(env),
   };
@@ -686,10 +742,11 @@ function codeNameOf(option: ServeOption): string {
   if (option.target.startsWith('server.')) return option.target.slice('server.'.length);
   if (option.target.startsWith('listen.')) return `listen({ ${option.target.slice('listen.'.length)} })`;
   if (option.target === 'logLevel') return 'logger.level';
+  if (option.target.startsWith('store.')) return `store: openPostgresStore({ ${option.target === 'store.url' ? 'connectionString' : 'schema'} })`;
   return '';
 }
 
-const SECTIONS: readonly Section[] = ['Configuration', 'Listening', 'Access', 'Jobs', 'Credits', 'Verification', 'Callbacks', 'File import', 'Logging and monitoring'];
+const SECTIONS: readonly Section[] = ['Configuration', 'Listening', 'Access', 'Jobs', 'Cluster', 'Credits', 'Verification', 'Callbacks', 'File import', 'Logging and monitoring'];
 
 /** The README's reference table (Markdown), between its markers. */
 export function optionsTable(): string {

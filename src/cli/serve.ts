@@ -8,9 +8,14 @@
  * jobs write what they have (they go on at the next start), and it exits within 10 seconds.
  */
 import type { FastifyInstance } from 'fastify';
+import type { PostgresJobStore } from '../jobs/postgres-store.js';
+import type { JobStore } from '../jobs/types.js';
+import type { UserStore } from '../accounts/types.js';
 import { UsageError } from './engine-flags.js';
 import { parseFlags } from './flags.js';
 import { optionsHelp, resolveServeSettings, serveFlags } from './serve-options.js';
+
+export { stopRequest };
 
 export const SERVE_USAGE = `Usage: MAILVERIFY_ROOT_PASSWORD=SECRET mailverify serve [options]
 
@@ -63,18 +68,30 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<num
   const stop = stopRequest(env);
   let origin: string;
   let app: FastifyInstance;
+  let closeStore = async (): Promise<void> => {};
   try {
     // Loaded here: `mailverify check` needs none of the server's code.
     const { createServer } = await import('../server/app.js');
-    app = await createServer({
-      ...settings.server,
-      rootPassword,
-      logger: settings.logLevel === 'silent' ? false : { level: settings.logLevel, stream: process.stderr },
-    });
+    const store = settings.store === undefined ? undefined : await openSharedStore(settings.store);
+    try {
+      app = await createServer({
+        ...settings.server,
+        // Users and credits on PostgreSQL come with the store's next schema version.
+        ...(store !== undefined && { store: store as unknown as JobStore & UserStore }),
+        rootPassword,
+        logger: settings.logLevel === 'silent' ? false : { level: settings.logLevel, stream: process.stderr },
+      });
+    } catch (error) {
+      await store?.close();
+      throw error;
+    }
+    // A store given to the server is the caller's to close: after the server, which stops its jobs first.
+    closeStore = async () => store?.close();
     try {
       origin = await app.listen(settings.listen);
     } catch (error) {
       await app.close();
+      await closeStore();
       throw error;
     }
   } catch (error) {
@@ -95,9 +112,21 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<num
   const grace = setTimeout(() => app.server.closeAllConnections(), STOP_GRACE_MS);
   grace.unref();
   await app.close();
+  await closeStore();
   clearTimeout(grace);
   clearTimeout(deadline);
   return 0;
+}
+
+/** The PostgreSQL store of --store; a connection refused is a clear error, without the URL (it may hold a password). */
+export async function openSharedStore(store: { readonly url: string; readonly schema: string }): Promise<PostgresJobStore> {
+  const { openPostgresStore } = await import('../jobs/postgres-store.js');
+  try {
+    return await openPostgresStore({ connectionString: store.url, schema: store.schema });
+  } catch (error) {
+    const reason = (error as { code?: string }).code ?? (error as Error).message;
+    throw new Error(`the PostgreSQL store (--store) cannot be opened: ${reason}`, { cause: error });
+  }
 }
 
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];

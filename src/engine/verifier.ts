@@ -24,6 +24,7 @@ import type { Checks } from './stages.js';
 import { checkQuality, QUALITY_LEVELS, type Quality, type QualityLevel } from './quality.js';
 import { checkOverrideRules, compileOverrides, type OverrideRule } from './overrides.js';
 import { checkObserver, guardObserver, type Observe, type VerifierObserver } from './observer.js';
+import { planningOf, type Planning } from './planning.js';
 
 export type { BatchInput, BatchProgress, VerifyManyOptions } from './batch.js';
 export type { Checks } from './stages.js';
@@ -336,7 +337,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     };
   }
 
-  return {
+  const verifier: Verifier = {
     async verify(input: string): Promise<Entry> {
       if (typeof input !== 'string') {
         throw new TypeError(`verify expects a string, got ${input === null ? 'null' : typeof input}`);
@@ -363,6 +364,17 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
       }
     },
   };
+  planners.set(verifier, planningOf(context));
+  return verifier;
+}
+
+const planners = new WeakMap<Verifier, Planning>();
+
+/** @internal What a cluster's planner needs of a verifier made by createVerifier. */
+export function planningFor(verifier: Verifier): Planning {
+  const planning = planners.get(verifier);
+  if (planning === undefined) throw new TypeError('planningFor: not a verifier made by createVerifier');
+  return planning;
 }
 
 /** The observer's DNS hook, told which servers the built-in resolver asks. */

@@ -61,7 +61,28 @@ export interface JobProgress {
   readonly estimatedTimeRemainingMs?: number;
 }
 
-export class Jobs {
+/**
+ * What the server needs of whoever runs its jobs: `Jobs` in one process, or the cluster's job front
+ * (src/cluster/jobs.ts), which stores jobs and queues them for workers elsewhere.
+ */
+export interface JobRunner {
+  readonly options: { readonly store: JobStore };
+  readonly clock: Clock;
+  /** Stores the job with its inputs, then starts it. */
+  submit(job: NewJob, inputs: readonly JobInput[]): Promise<JobRecord>;
+  /** A job whose inputs are stored while they arrive; `commit` starts it. */
+  draft(): JobDraft;
+  get(id: string): Promise<JobRecord | null>;
+  /** Progress of a running job when this process knows it; undefined otherwise (the store's counts tell). */
+  progress(id: string): JobProgress | undefined;
+  /** Resolves when the job is no longer in progress, or after `ms`, whichever comes first. */
+  waitForEnd(id: string, ms: number): Promise<void>;
+  /** Ends a job as Deleted; the tombstone, or null for an unknown id. */
+  delete(id: string): Promise<JobRecord | null>;
+  close(): Promise<void>;
+}
+
+export class Jobs implements JobRunner {
   private readonly runs = new Map<string, JobRun>();
   private readonly waiters = new Map<string, Set<() => void>>();
   /** Override lists read from the store, by key: a list never changes once kept, and many jobs share one. */

@@ -59,6 +59,23 @@ import {
   type PendingInput,
 } from './types.js';
 
+/** An input of a job as stored, with its result if it has one. */
+export interface StoredInput extends PendingInput {
+  readonly entry: Entry | null;
+}
+
+/** A listening connection (`listenJobEnds`). */
+export interface Listening {
+  close(): Promise<void>;
+}
+
+/** A lock held by this process among those sharing the store (`tryHold`). */
+export interface Hold {
+  /** Resolves when the hold ended: released, or its connection lost. */
+  readonly lost: Promise<void>;
+  release(): Promise<void>;
+}
+
 export interface PostgresStoreOptions {
   /** A PostgreSQL URL, `postgres://user:password@host:port/database`. */
   readonly connectionString: string;
@@ -140,6 +157,10 @@ const MIGRATIONS: readonly string[] = [
 const INSERT_ROWS = 10_000;
 /** Entries deleted per transaction when a job ends: keeps each transaction, and the locks it holds, short. */
 const DELETE_BATCH = 20_000;
+/** The wait before a failed listening connection is made again. */
+const LISTEN_RETRY_MS = 500;
+/** How often a held lock's connection is checked. */
+const HOLD_CHECK_MS = 5_000;
 /** A draft untouched this long belongs to a process that stopped: an opening removes it. */
 const DRAFT_ABANDONED_MS = 60 * 60 * 1000;
 /** PostgreSQL's SQLSTATE for a full disk (class 53, insufficient resources). */
@@ -157,7 +178,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const pool = new pg.Pool({ connectionString: options.connectionString, max, options: `-c search_path=${schema}` });
   // An idle connection that fails (the server restarted) is dropped by the pool; the error must not crash the process.
   pool.on('error', () => {});
-  const store = new PostgresJobStore(pool);
+  const store = new PostgresJobStore(pool, schema, options.connectionString);
   try {
     await store.migrate(schema);
     await store.finishEndedJobs();
@@ -170,10 +191,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
 export class PostgresJobStore implements JobStore {
   readonly #pool: Pool;
+  readonly #schema: string;
+  readonly #connectionString: string;
   #closed = false;
 
-  constructor(pool: Pool) {
+  constructor(pool: Pool, schema = 'public', connectionString = '') {
     this.#pool = pool;
+    this.#schema = schema;
+    this.#connectionString = connectionString;
   }
 
   /** Creates the schema and applies the migrations it lacks, one process at a time. */
@@ -378,6 +403,15 @@ export class PostgresJobStore implements JobStore {
   }
 
   async saveResults(jobId: string, entries: readonly Entry[]): Promise<number> {
+    return (await this.#saveResults(jobId, entries, async () => false)).saved;
+  }
+
+  /** Stores results, then runs `then` in the same transaction (told the job's sequence) when the job takes results. */
+  async #saveResults(
+    jobId: string,
+    entries: readonly Entry[],
+    then: (client: PoolClient, sequence: number) => Promise<boolean>,
+  ): Promise<{ readonly saved: number; readonly completed: boolean }> {
     // The first result of an index in this call wins, as it would one call after another.
     const first = new Map<number, Entry>();
     for (const entry of entries) if (!first.has(entry.index)) first.set(entry.index, entry);
@@ -401,8 +435,9 @@ export class PostgresJobStore implements JobStore {
       const { rows } = await client.query('SELECT sequence, status FROM jobs WHERE id = $1 FOR UPDATE', [jobId]);
       if (rows.length === 0) throw new Error(`no job ${jobId}`);
       // A tombstone takes no results (a job ended while its last results were on their way).
-      if (rows[0]!['status'] === 'Deleted' || rows[0]!['status'] === 'Expired' || indexes.length === 0) return 0;
+      if (rows[0]!['status'] === 'Deleted' || rows[0]!['status'] === 'Expired') return { saved: 0, completed: false };
       const job = Number(rows[0]!['sequence']);
+      if (indexes.length === 0) return { saved: 0, completed: await then(client, job) };
       const saved = await client.query(
         `UPDATE entries AS e
          SET status = v.status, result = CASE WHEN v.input_data = e.input_data THEN v.same_input ELSE v.own_input END
@@ -412,7 +447,7 @@ export class PostgresJobStore implements JobStore {
       );
       const count = saved.rowCount ?? 0;
       if (count > 0) await client.query('UPDATE jobs SET no_of_completed = no_of_completed + $1 WHERE sequence = $2', [count, job]);
-      return count;
+      return { saved: count, completed: await then(client, job) };
     });
   }
 
@@ -426,14 +461,47 @@ export class PostgresJobStore implements JobStore {
         `UPDATE jobs SET status = 'Completed', completed_on = $1, completed_at_ms = $2 WHERE sequence = $3 AND status = 'InProgress'`,
         [completedOn, Date.parse(completedOn), job],
       );
-      if ((completed.rowCount ?? 0) > 0 && callback !== undefined) {
-        await client.query(
-          `INSERT INTO callback_outbox (job, url, skip_certificate_validation, idempotency_key, body, due_at)
-           VALUES ($1, $2, $3, $4, $5, $6)`,
-          [job, callback.url, callback.skipServerCertificateValidation, callback.idempotencyKey, callback.body, callback.dueAt],
-        );
-      }
+      if ((completed.rowCount ?? 0) > 0) await this.#completed(client, jobId, job, callback);
     });
+  }
+
+  /**
+   * Stores results as `saveResults` does and, in the same transaction, completes the job when they were its last
+   * ones: `completion` gives the completion time and callback event from the job as stored with them. The job is
+   * completed by the one transaction that stores its last result, whichever process runs it.
+   */
+  async saveResultsCompleting(
+    jobId: string,
+    entries: readonly Entry[],
+    completion: (job: JobRecord) => { readonly completedOn: string; readonly callback?: CallbackEvent },
+  ): Promise<{ readonly saved: number; readonly completed: boolean }> {
+    return this.#saveResults(jobId, entries, async (client, sequence) => {
+      const [row] = (await client.query('SELECT * FROM jobs WHERE sequence = $1', [sequence])).rows;
+      const job = jobRecord(row!);
+      if (job.status !== 'InProgress' || job.noOfCompleted < job.noOfEntries) return false;
+      const { completedOn, callback } = completion(job);
+      checkIso('completedOn', completedOn);
+      if (callback !== undefined) checkCallbackEvent(callback, jobId);
+      await client.query(`UPDATE jobs SET status = 'Completed', completed_on = $1, completed_at_ms = $2 WHERE sequence = $3`, [
+        completedOn,
+        Date.parse(completedOn),
+        sequence,
+      ]);
+      await this.#completed(client, jobId, sequence, callback);
+      return true;
+    });
+  }
+
+  /** In a completing transaction: the callback event into the outbox, and the word to listeners (at commit). */
+  async #completed(client: PoolClient, jobId: string, sequence: number, callback: CallbackEvent | undefined): Promise<void> {
+    if (callback !== undefined) {
+      await client.query(
+        `INSERT INTO callback_outbox (job, url, skip_certificate_validation, idempotency_key, body, due_at)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
+        [sequence, callback.url, callback.skipServerCertificateValidation, callback.idempotencyKey, callback.body, callback.dueAt],
+      );
+    }
+    await client.query('SELECT pg_notify($1, $2)', [this.#endedChannel(), jobId]);
   }
 
   async unfinishedJobs(): Promise<JobRecord[]> {
@@ -451,6 +519,7 @@ export class PostgresJobStore implements JobStore {
         [status, endedOn, job],
       );
       await client.query('DELETE FROM callback_outbox WHERE job = $1', [job]);
+      await client.query('SELECT pg_notify($1, $2)', [this.#endedChannel(), jobId]);
     });
     await this.#deleteEntries(job);
   }
@@ -523,6 +592,132 @@ export class PostgresJobStore implements JobStore {
       key,
       value,
     ]);
+  }
+
+  /** Keeps `value` under `key` unless the key has a value already; returns the value kept (processes starting together agree). */
+  async initSetting(key: string, value: string): Promise<string> {
+    await this.#query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [key, value]);
+    return (await this.getSetting(key)) ?? value;
+  }
+
+  /** The inputs at `indexes` (those the job has), in index order, each with its result or null. */
+  async inputsAt(jobId: string, indexes: readonly number[]): Promise<StoredInput[]> {
+    const rows = await this.#rows(
+      `SELECT idx, input_data, custom, status, result FROM entries
+       WHERE job = (SELECT sequence FROM jobs WHERE id = $1) AND idx = ANY($2::integer[]) ORDER BY idx`,
+      [jobId, indexes],
+    );
+    return rows.map(toStoredInput);
+  }
+
+  /** Every input of the job from `afterIndex` (exclusive), in index order, each with its result or null. */
+  async storedInputs(jobId: string, afterIndex: number, limit: number): Promise<StoredInput[]> {
+    checkLimit(limit);
+    const rows = await this.#rows(
+      `SELECT idx, input_data, custom, status, result FROM entries
+       WHERE job = (SELECT sequence FROM jobs WHERE id = $1) AND idx > $2 ORDER BY idx LIMIT $3`,
+      [jobId, afterIndex, limit],
+    );
+    return rows.map(toStoredInput);
+  }
+
+  /** Jobs in progress, in creation order, a page at a time (keyset on `sequence`, exclusive). */
+  async jobsInProgress(afterSequence: number, limit: number): Promise<JobRecord[]> {
+    checkLimit(limit);
+    return (
+      await this.#rows(`SELECT * FROM jobs WHERE status = 'InProgress' AND sequence > $1 ORDER BY sequence LIMIT $2`, [afterSequence, limit])
+    ).map(jobRecord);
+  }
+
+  /**
+   * Listens for jobs that complete or end, in every process sharing the store: `onEnded(jobId)` at each one's commit.
+   * The listening connection is made again when it fails (the server restarted); `onReconnected` is told, since words
+   * sent meanwhile are lost. Resolves once listening.
+   */
+  async listenJobEnds(onEnded: (jobId: string) => void, onReconnected: () => void = () => {}): Promise<Listening> {
+    const { default: pg } = await import('pg');
+    const channel = this.#endedChannel();
+    let closed = false;
+    let client: InstanceType<typeof pg.Client> | null = null;
+    let retry: NodeJS.Timeout | null = null;
+    const connect = async (): Promise<void> => {
+      const next = new pg.Client({ connectionString: this.#connectionString });
+      next.on('error', () => {});
+      next.on('notification', (message) => {
+        if (message.channel === channel && message.payload !== undefined) onEnded(message.payload);
+      });
+      next.on('end', () => {
+        if (client === next) client = null;
+        if (!closed) again(true);
+      });
+      await next.connect();
+      await next.query(`LISTEN "${channel}"`);
+      if (closed) return void (await next.end().catch(() => {}));
+      client = next;
+    };
+    const again = (reconnected: boolean): void => {
+      if (retry !== null || closed) return;
+      retry = setTimeout(() => {
+        retry = null;
+        connect().then(
+          () => reconnected && onReconnected(),
+          () => again(reconnected),
+        );
+      }, LISTEN_RETRY_MS);
+    };
+    try {
+      await connect();
+    } catch (error) {
+      throw storeError(error);
+    }
+    return {
+      close: async () => {
+        closed = true;
+        if (retry !== null) clearTimeout(retry);
+        await client?.end().catch(() => {});
+      },
+    };
+  }
+
+  /**
+   * Tries to become the one holder of `name` among the processes sharing the store (a session advisory lock on a
+   * connection of its own): null when another holds it. The hold ends with `release()`, or when the connection fails
+   * (`lost` resolves then), so a process that dies lets another take over.
+   */
+  async tryHold(name: string): Promise<Hold | null> {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: this.#connectionString });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      const { rows } = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS held', [`mailverify:${this.#schema}:${name}`]);
+      if (rows[0]?.['held'] !== true) {
+        await client.end();
+        return null;
+      }
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw storeError(error);
+    }
+    let release: () => void = () => {};
+    const lost = new Promise<void>((resolve) => (release = resolve));
+    client.on('end', release);
+    // A connection that dies quietly (a cable pulled) is noticed by a query now and then.
+    const check = setInterval(() => client.query('SELECT 1').catch(() => client.end().catch(() => {})), HOLD_CHECK_MS);
+    void lost.then(() => clearInterval(check));
+    return {
+      lost,
+      release: async () => {
+        clearInterval(check);
+        await client.end().catch(() => {});
+        release();
+      },
+    };
+  }
+
+  /** The notification channel of job endings, one per schema (a channel name is at most 63 bytes). */
+  #endedChannel(): string {
+    return `mailverify_ended_${this.#schema}`.slice(0, 63);
   }
 
   /** Closes every connection of the pool; closing again does nothing. */
@@ -601,6 +796,10 @@ export class PostgresJobStore implements JobStore {
       client.release(broken instanceof Error ? broken : undefined);
     }
   }
+}
+
+function toStoredInput(row: Row): StoredInput {
+  return { ...toPendingInput(row), entry: row['result'] === null ? null : toEntry(row) };
 }
 
 /** PostgreSQL's disk_full as a StorageFullError; any other error as it is. */

@@ -221,5 +221,10 @@ export interface JobStore {
   /** Small settings kept with the data (the root user's id, the token signing secret). */
   getSetting(key: string): Promise<string | null>;
   setSetting(key: string, value: string): Promise<void>;
+  /**
+   * Optional: keeps `value` under `key` unless the key has a value already, and returns the value kept, in one step
+   * (processes that start together on a shared store agree on one).
+   */
+  initSetting?(key: string, value: string): Promise<string>;
   close(): Promise<void>;
 }

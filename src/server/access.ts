@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { isAllowed, parseRules, type Operation, type PermissionRule, type Resource } from '../accounts/permissions.js';
 import type { UserRecord } from '../accounts/types.js';
 import { BROWSER_APP_RULES } from '../accounts/users.js';
-import type { Jobs } from '../jobs/jobs.js';
+import type { JobRunner } from '../jobs/jobs.js';
 import type { JobRecord } from '../jobs/types.js';
 import { ProblemError } from './problems.js';
 
@@ -68,7 +68,7 @@ export function principalOf(request: FastifyRequest): Principal {
  * (403 without). Someone else's needs account-wide read first (404 without it: the job does not exist for this
  * caller), then the operation account-wide (403).
  */
-export async function accessibleJob(jobs: Jobs, request: FastifyRequest, id: string, operation: 'read' | 'delete'): Promise<JobRecord> {
+export async function accessibleJob(jobs: JobRunner, request: FastifyRequest, id: string, operation: 'read' | 'delete'): Promise<JobRecord> {
   const principal = principalOf(request);
   const job = /^[0-9a-f-]{36}$/i.test(id) ? await jobs.get(id.toLowerCase()) : null;
   if (job === null) throw new ProblemError(404, `No job ${id}.`);

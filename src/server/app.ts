@@ -17,13 +17,11 @@ import { MAX_OVERRIDE_RULES, setAccountOverrides } from '../jobs/overrides.js';
 import { createVerifier, type QualityLevel, type VerifierOptions } from '../engine/verifier.js';
 import { QUALITIES, findQuality, qualityName } from '../engine/quality.js';
 import { checkQualityLevels } from './quality-levels.js';
-import { createDefaultResolver } from '../dns/resolver.js';
 import { MisconfigurationMonitor } from '../engine/misconfiguration.js';
 import { combineObservers } from '../engine/observer.js';
-import { CallbackWorker, DEFAULT_CALLBACK_TIMEOUT_MS } from '../jobs/callbacks.js';
+import { backgroundDuties } from '../jobs/duties.js';
 import { realClock, type Clock } from '../jobs/clock.js';
-import { Jobs } from '../jobs/jobs.js';
-import { RetentionPurger } from '../jobs/retention.js';
+import { Jobs, type JobRunner } from '../jobs/jobs.js';
 import { JobGoneError } from '../jobs/pages.js';
 import { openSqliteStore } from '../jobs/sqlite-store.js';
 import { StorageFullError, type JobStore } from '../jobs/types.js';
@@ -53,6 +51,8 @@ import { registerOpenapi } from './schemas/index.js';
 import { pathOf, v2Routes, type ServerContext } from './routes.js';
 import { newSecondFactorState } from './users.js';
 import type { SharedCounters } from './shared-counters.js';
+import { openClusterParts } from './cluster.js';
+import type { ClusterSettings } from '../cluster/runtime.js';
 import { throttlingStage } from './throttling.js';
 import { addRateLimits, type RateLimitOptions } from './rate-limits.js';
 
@@ -129,6 +129,12 @@ export interface ServerOptions {
    * kept list stays. Either way jobs keep the rules they were submitted with. A malformed rule is a TypeError naming it.
    */
   readonly overrides?: readonly OverrideRule[];
+  /**
+   * Cluster mode (docs/scaling.md): jobs go to a BullMQ queue on Redis for workers (`mailverify worker`, or
+   * `workers` here), counters are shared in Redis, and callbacks and retention purges run in one elected process.
+   * Needs a PostgreSQL `store` (openPostgresStore) shared by every process. Absent: jobs run in this process.
+   */
+  readonly cluster?: ClusterSettings;
 }
 
 export interface StandaloneOptions extends ServerOptions {
@@ -192,59 +198,81 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   const metrics = options.metrics === true ? new ServerMetrics(store) : undefined;
   // Setups that would give wrong results with no other sign (an unreachable DNS server...) are warned of in the log.
   const warnings = new MisconfigurationMonitor({ warn: ({ cause, message }) => app.log.warn({ cause }, `mailverify: ${message}`) });
-  const verifier = createVerifier({ ...options.verifier, observer: combineObservers(options.verifier?.observer, warnings, metrics?.observer) });
+  const verifierOptions: VerifierOptions = { ...options.verifier, observer: combineObservers(options.verifier?.observer, warnings, metrics?.observer) };
   const defaultRetentionMs = options.defaultRetentionMs ?? DEFAULT_RETENTION_MS;
   const allowPrivateAddresses = options.verifier?.allowPrivateAddresses === true;
-  // Callback hosts are resolved as the verifier resolves mail hosts: its resolver, else its DNS servers.
-  const dns = options.verifier?.dns;
-  const callbacks = new CallbackWorker({
-    store,
-    resolver: dns?.resolver ?? createDefaultResolver({ servers: dns?.servers, timeoutMs: dns?.timeoutMs }),
-    allowPrivateAddresses,
-    timeoutMs: options.callbackTimeoutMs ?? DEFAULT_CALLBACK_TIMEOUT_MS,
-    ...(options.clock !== undefined && { clock: options.clock }),
-    log: (message, details) => app.log.warn(details ?? {}, message),
-    ...(metrics !== undefined && { onOutcome: metrics.callbackOutcome }),
-  });
-  const retention = new RetentionPurger({
-    store,
-    defaultRetentionMs,
-    ...(options.clock !== undefined && { clock: options.clock }),
-    onError: (error) => {
-      // A full disk is said once by the store; the next round tries again.
-      if (error instanceof StorageFullError) app.log.debug({ err: error }, 'mailverify: retention purge refused: the disk is full');
-      else app.log.error({ err: error }, 'mailverify: retention purge failed');
-    },
-  });
-  // Reservations left open by a stop between a reservation and its settlement: settled before any job runs.
-  if (isCreditStore(store)) {
+  const log = {
+    warn: (message: string, details?: Record<string, unknown>) => app.log.warn(details ?? {}, message),
+    error: (message: string, details?: Record<string, unknown>) => app.log.error(details ?? {}, message),
+    debug: (message: string, details?: Record<string, unknown>) => app.log.debug(details ?? {}, message),
+  };
+  const duties = () =>
+    backgroundDuties({
+      store,
+      ...(options.verifier !== undefined && { verifier: options.verifier }),
+      ...(options.callbackTimeoutMs !== undefined && { callbackTimeoutMs: options.callbackTimeoutMs }),
+      defaultRetentionMs,
+      ...(options.clock !== undefined && { clock: options.clock }),
+      log,
+      ...(metrics !== undefined && { onCallbackOutcome: metrics.callbackOutcome }),
+    });
+  const onUnknownQuality = (quality: string, jobId: string): void =>
+    app.log.warn({ jobId, quality }, `mailverify: job ${jobId} names the quality level ${quality}, which is not configured any longer: it runs at the verifier's level`);
+  // Reservations left open by a stop between a reservation and its settlement: settled before any job runs. (In a
+  // cluster another process may be between the two right now: left to the stores' own settlement.)
+  if (isCreditStore(store) && options.cluster === undefined) {
     const settled = await store.settleReservations();
     if (settled > 0) app.log.info({ settled }, 'mailverify: credit reservations of finished or unstored jobs settled');
   }
   const creditAccounting: CreditAccounting | null = credits === null || !isCreditStore(store) ? null : { settings: credits, store };
-  const jobs = await Jobs.open({
-    store,
-    verifier,
-    qualityLevels,
-    onUnknownQuality: (quality, jobId) =>
-      app.log.warn({ jobId, quality }, `mailverify: job ${jobId} names the quality level ${quality}, which is not configured any longer: it runs at the verifier's level`),
-    ...(options.clock !== undefined && { clock: options.clock }),
-    onCallbackQueued: () => callbacks.wake(),
-    // A job that fails for a reason of ours (the store, a bug) is reported in the server's log, not on the console.
-    onError: (error, jobId) => app.log.error({ err: error, jobId }, 'job failed; it runs again at the next start'),
-  });
-  callbacks.start();
-  retention.start();
-  app.addHook('onClose', async () => {
+  let jobs: JobRunner;
+  let sharedDefaults: SharedCounters = {};
+  let stopJobs: () => Promise<void>;
+  if (options.cluster !== undefined) {
+    const cluster = await openClusterParts(options.cluster, store, {
+      verifier: verifierOptions,
+      qualityLevels,
+      ...(options.clock !== undefined && { clock: options.clock }),
+      duties: () => Object.values(duties()),
+      log,
+    });
+    jobs = cluster.jobs;
+    sharedDefaults = cluster.sharedCounters;
+    // Workers hand their tasks back, the jobs front stops waiting, then the clients close.
+    stopJobs = async () => {
+      await cluster.jobs.close();
+      await cluster.runtime.close();
+    };
+  } else {
+    const verifier = createVerifier(verifierOptions);
+    const { callbacks, retention } = duties();
+    const local = await Jobs.open({
+      store,
+      verifier,
+      qualityLevels,
+      onUnknownQuality,
+      ...(options.clock !== undefined && { clock: options.clock }),
+      onCallbackQueued: () => callbacks.wake(),
+      // A job that fails for a reason of ours (the store, a bug) is reported in the server's log, not on the console.
+      onError: (error, jobId) => app.log.error({ err: error, jobId }, 'job failed; it runs again at the next start'),
+    });
+    callbacks.start();
+    retention.start();
+    jobs = local;
     // Deliveries in flight are cut short (they are made again at the next start) and purges stop; running jobs write
-    // what they have and stop; then their verifier and the store the server opened close.
-    await Promise.all([callbacks.close(), retention.close()]);
-    await jobs.close();
-    await verifier.close();
+    // what they have and stop; then their verifier closes.
+    stopJobs = async () => {
+      await Promise.all([callbacks.close(), retention.close()]);
+      await local.close();
+      await verifier.close();
+    };
+  }
+  app.addHook('onClose', async () => {
+    await stopJobs();
     if (options.store === undefined) await store.close();
   });
 
-  const shared = options.sharedCounters ?? {};
+  const shared = { ...sharedDefaults, ...options.sharedCounters };
   const context: ServerContext = {
     jobs,
     users: store,
@@ -504,6 +532,8 @@ async function setting(store: JobStore, key: string, make: () => string): Promis
   const known = await store.getSetting(key);
   if (known !== null) return known;
   const value = make();
+  // Processes starting together on one store agree on one value.
+  if (store.initSetting !== undefined) return store.initSetting(key, value);
   await store.setSetting(key, value);
   return value;
 }

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CreditSettings } from '../accounts/credits.js';
-import type { Jobs } from '../jobs/jobs.js';
+import type { JobRunner } from '../jobs/jobs.js';
 import type { UserStore } from '../accounts/types.js';
 import type { EntryFilter, JobRecord, JobStatus } from '../jobs/types.js';
 import { isStatusCode, type StatusCode } from '../status/catalogue.js';
@@ -33,7 +33,7 @@ import {
 } from './submission.js';
 
 export interface ServerContext {
-  readonly jobs: Jobs;
+  readonly jobs: JobRunner;
   readonly users: UserStore;
   /** Root's username, which no user may take. */
   readonly rootUsername: string;

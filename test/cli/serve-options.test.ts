@@ -66,11 +66,12 @@ describe('serve options: one definition', () => {
       defaultRetentionMs: true, tokenLifetimeMs: true, tokenSecret: true, bodyLimit: true, maxEntriesPerJob: true, fileImport: true,
       callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, rateLimits: true, credits: true, logger: true, trustProxy: true,
       https: true, requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true, overrides: true, qualityLevels: true, sharedCounters: true,
+      cluster: true,
     };
     for (const { target } of SERVE_OPTIONS) {
       const [scope, name] = target.split('.');
       if (scope === 'server') expect(Object.keys(known)).toContain(name);
-      else expect(['listen', 'logLevel', 'configFile']).toContain(scope);
+      else expect(['listen', 'logLevel', 'configFile', 'store']).toContain(scope);
     }
   });
 });

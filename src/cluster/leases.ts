@@ -1,0 +1,115 @@
+/**
+ * Cluster-wide SMTP connection caps: a transport that takes a lease in Redis before each connection (one for the
+ * exchanger address, one of the cluster's total) and gives both back when the session ends. A lease is a member of a
+ * Redis semaphore (redis-semaphore) refreshed while its session is open; the leases of a worker that dies expire after
+ * `leaseMs`. So adding workers never multiplies the connections one exchanger sees: each worker's own caps still apply
+ * inside these.
+ */
+import type { Redis } from 'ioredis';
+import type { SmtpOpenOptions, SmtpSession, SmtpTransport } from '../smtp/transport.js';
+import { SmtpTransportError } from '../smtp/transport.js';
+
+export interface ConnectionLeaseOptions {
+  readonly redis: Redis;
+  /** `mailverify:<prefix>:` (redis.ts keyPrefix). */
+  readonly keyPrefix: string;
+  /** Connections to one exchanger address across the cluster. */
+  readonly perExchanger: number;
+  /** Connections across the cluster. */
+  readonly total: number;
+  /** How long a lease outlives a holder that stopped refreshing it (default 30 s). */
+  readonly leaseMs?: number;
+}
+
+/** How often a lease waiting for a free place asks again. */
+const RETRY_MS = 25;
+/** How often a held lease checks that its session is still open. */
+const SESSION_CHECK_MS = 1_000;
+
+/** `inner`, with every connection it opens counted against the cluster's caps. */
+export async function leasedTransport(inner: SmtpTransport, options: ConnectionLeaseOptions): Promise<SmtpTransport> {
+  const { Semaphore } = await import('redis-semaphore');
+  const leaseMs = options.leaseMs ?? 30_000;
+  const lease = (key: string, limit: number) =>
+    new Semaphore(options.redis, `${options.keyPrefix}lease:${key}`, limit, {
+      lockTimeout: leaseMs,
+      refreshInterval: Math.max(100, Math.floor(leaseMs / 3)),
+      // Waits as long as it takes: the prober's own timeouts and the session's signal bound it.
+      acquireTimeout: 24 * 3_600_000,
+      acquireAttemptsLimit: Number.POSITIVE_INFINITY,
+      retryInterval: RETRY_MS,
+    });
+  return {
+    async open(openOptions: SmtpOpenOptions): Promise<SmtpSession> {
+      // The exchanger's place first, then the total's: no place of the total is held while waiting for a busy exchanger.
+      const exchanger = lease(`mx:${openOptions.host}`, options.perExchanger);
+      const total = lease('total', options.total);
+      const held: InstanceType<typeof Semaphore>[] = [];
+      const releaseAll = (): void => {
+        for (const semaphore of held.splice(0)) semaphore.release().catch(() => {});
+      };
+      try {
+        for (const semaphore of [exchanger, total]) {
+          await semaphore.acquire(openOptions.signal);
+          held.push(semaphore);
+        }
+      } catch (error) {
+        releaseAll();
+        if (error instanceof SmtpTransportError) throw error;
+        throw new SmtpTransportError('ECLOSED', 'connect', openOptions.signal?.aborted === true ? 'the connection was withdrawn while waiting for a cluster lease' : `no cluster lease: ${(error as Error).message}`);
+      }
+      let session: SmtpSession;
+      try {
+        session = await inner.open(openOptions);
+      } catch (error) {
+        releaseAll();
+        throw error;
+      }
+      return leasedSession(session, releaseAll);
+    },
+  };
+}
+
+/** The session, giving its leases back once it ends (quit, close, or closed by the server). */
+function leasedSession(session: SmtpSession, release: () => void): SmtpSession {
+  let released = false;
+  const done = (): void => {
+    if (released) return;
+    released = true;
+    clearInterval(check);
+    release();
+  };
+  const check = setInterval(() => session.closed && done(), SESSION_CHECK_MS);
+  check.unref();
+  return {
+    get greeting() {
+      return session.greeting;
+    },
+    get extensions() {
+      return session.extensions;
+    },
+    get secure() {
+      return session.secure;
+    },
+    get closed() {
+      return session.closed;
+    },
+    get failure() {
+      return session.failure;
+    },
+    mail: (from, parameters, commandOptions) => session.mail(from, parameters, commandOptions),
+    rcpt: (to, commandOptions) => session.rcpt(to, commandOptions),
+    rset: (commandOptions) => session.rset(commandOptions),
+    quit: async () => {
+      try {
+        await session.quit();
+      } finally {
+        done();
+      }
+    },
+    close: () => {
+      session.close();
+      done();
+    },
+  };
+}

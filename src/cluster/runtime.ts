@@ -1,0 +1,124 @@
+/**
+ * A process's part in a cluster (docs/scaling.md): its Redis clients, the workers it runs (none on a pure API server),
+ * its jobs front when it answers HTTP, and the maintenance it may be elected for. `serve` and `worker` both start one.
+ */
+import { createVerifier, type Verifier, type VerifierOptions } from '../engine/verifier.js';
+import type { QualityLevel } from '../engine/quality.js';
+import type { Clock } from '../jobs/clock.js';
+import type { PostgresJobStore } from '../jobs/postgres-store.js';
+import { createNodemailerTransport } from '../smtp/nodemailer-transport.js';
+import { closeRedis, keyPrefix, openRedis, type Redis } from './redis.js';
+import { leasedTransport } from './leases.js';
+import { ClusterMaintenance, type Duty } from './maintenance.js';
+import { ClusterWorker } from './worker.js';
+
+export interface ClusterSettings {
+  /** The queue's Redis, `redis://[user:password@]host:port[/db]` (or `rediss://`). */
+  readonly queue: string;
+  /** Keys under `mailverify:<prefix>:` (default `default`): the same in every process of one cluster. */
+  readonly prefix?: string;
+  /** Workers this process runs (default 0: none). */
+  readonly workers?: number;
+  /** Tasks one worker runs at once (default 8). */
+  readonly concurrency?: number;
+  /** The lease of a running task and of an SMTP connection: a dead worker's work is free again after it (default 30 s). */
+  readonly leaseMs?: number;
+  /** Inputs per verify task, routes aside (default 1,000). */
+  readonly chunkSize?: number;
+  /** Time between rounds of the reconciler (default 5 s). */
+  readonly reconcileIntervalMs?: number;
+}
+
+export interface ClusterRuntimeOptions extends ClusterSettings {
+  readonly store: PostgresJobStore;
+  /** The options of every worker's verifier (as `check` takes them). */
+  readonly verifier?: VerifierOptions;
+  readonly qualityLevels?: readonly QualityLevel[];
+  readonly clock?: Clock;
+  /** The elected process's duties besides the reconciler (callback delivery, retention purges). */
+  readonly duties?: () => Duty[];
+  readonly log?: {
+    warn(message: string, details?: Record<string, unknown>): void;
+    error(message: string, details?: Record<string, unknown>): void;
+  };
+}
+
+export class ClusterRuntime {
+  private constructor(
+    /** The queue's client (BullMQ asks for `maxRetriesPerRequest: null`). */
+    readonly queueRedis: Redis,
+    /** Leases and shared counters: commands that fail rather than wait while Redis is away. */
+    readonly redis: Redis,
+    readonly queuePrefix: string,
+    readonly workers: readonly ClusterWorker[],
+    readonly verifiers: readonly Verifier[],
+    readonly maintenance: ClusterMaintenance,
+  ) {}
+
+  static async start(options: ClusterRuntimeOptions): Promise<ClusterRuntime> {
+    const workerCount = options.workers ?? 0;
+    if (!Number.isSafeInteger(workerCount) || workerCount < 0) throw new TypeError(`cluster: workers must be a whole number, got ${String(options.workers)}`);
+    const prefix = keyPrefix(options.prefix);
+    const queuePrefix = prefix.slice(0, -1);
+    const queueRedis = await openRedis(options.queue, { maxRetriesPerRequest: null });
+    queueRedis.on('error', () => {});
+    let redis: Redis | undefined;
+    const workers: ClusterWorker[] = [];
+    const verifiers: Verifier[] = [];
+    try {
+      redis = await openRedis(options.queue);
+      redis.on('error', () => {});
+      const smtp = options.verifier?.smtp ?? {};
+      for (let n = 0; n < workerCount; n++) {
+        const transport = await leasedTransport(smtp.transport ?? createNodemailerTransport(), {
+          redis,
+          keyPrefix: prefix,
+          perExchanger: smtp.maxConnectionsPerExchanger ?? 3,
+          total: smtp.maxConnections ?? 50,
+          ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
+        });
+        const verifier = createVerifier({ ...options.verifier, smtp: { ...smtp, transport } });
+        verifiers.push(verifier);
+        workers.push(
+          await ClusterWorker.start({
+            store: options.store,
+            redis: queueRedis,
+            queuePrefix,
+            verifier,
+            ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+            ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
+            ...(options.chunkSize !== undefined && { chunkSize: options.chunkSize }),
+            ...(options.qualityLevels !== undefined && { qualityLevels: options.qualityLevels }),
+            ...(options.clock !== undefined && { clock: options.clock }),
+            onError: (error, jobId) => options.log?.error('mailverify: a task failed; it is tried again', { err: error, jobId }),
+          }),
+        );
+      }
+      const maintenance = await ClusterMaintenance.start({
+        store: options.store,
+        redis: queueRedis,
+        queuePrefix,
+        ...(options.reconcileIntervalMs !== undefined && { intervalMs: options.reconcileIntervalMs }),
+        ...(options.duties !== undefined && { duties: options.duties }),
+        ...(options.clock !== undefined && { clock: options.clock }),
+        onError: (error) => options.log?.error('mailverify: a cluster maintenance round failed', { err: error }),
+        onReplanned: (jobId) => options.log?.warn('mailverify: a job had no task in the queue: planned again', { jobId }),
+      });
+      return new ClusterRuntime(queueRedis, redis, queuePrefix, workers, verifiers, maintenance);
+    } catch (error) {
+      await Promise.all(workers.map((worker) => worker.close()));
+      await Promise.all(verifiers.map((verifier) => verifier.close()));
+      if (redis !== undefined) await closeRedis(redis);
+      await closeRedis(queueRedis);
+      throw error;
+    }
+  }
+
+  /** Workers hand their tasks back, maintenance stops, then the verifiers and clients close (the store is the caller's). */
+  async close(): Promise<void> {
+    await Promise.all([...this.workers.map((worker) => worker.close()), this.maintenance.close()]);
+    await Promise.all(this.verifiers.map((verifier) => verifier.close()));
+    await closeRedis(this.redis);
+    await closeRedis(this.queueRedis);
+  }
+}
