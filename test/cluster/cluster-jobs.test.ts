@@ -1,0 +1,127 @@
+// Cluster mode in one test process: API servers and workers on one PostgreSQL schema and one Redis prefix, verifying
+// against the mail lab. A job is verified by whichever worker takes its tasks, with the verdicts an embedded verifier
+// gives; a waitTime request on a server without workers answers when another process completes the job; the
+// connections one exchanger sees stay within the cluster's cap whatever the workers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Entry } from '../../src/engine/entry.js';
+import { createVerifier, type VerifierOptions } from '../../src/engine/verifier.js';
+import type { StandaloneOptions } from '../../src/server/app.js';
+import { labVerifierOptions } from '../lab/lab-verifier.js';
+import { startMailLab, type MailLab } from '../lab/mail-lab.js';
+import { start, type Running } from '../server/http-client.js';
+import { postgresSchemas } from './postgres.js';
+import { REDIS_URL, testRedis, type TestRedis } from './redis-helpers.js';
+
+const schemas = postgresSchemas();
+let lab: MailLab;
+let redis: TestRedis;
+let verifierOptions: VerifierOptions;
+const running: Running[] = [];
+
+/** A server of the cluster on the shared schema, with `workers` workers of its own. */
+async function member(schema: string, workers: number, cluster: Partial<NonNullable<StandaloneOptions['cluster']>> = {}, verifier = verifierOptions): Promise<Running> {
+  const server = await start({
+    store: (await schemas.open(schema)) as unknown as StandaloneOptions['store'],
+    verifier,
+    tokenSecret: 'the shared signing secret of the cluster',
+    cluster: { queue: REDIS_URL, prefix: redis.prefix, workers, reconcileIntervalMs: 500, ...cluster },
+  });
+  running.push(server);
+  return server;
+}
+
+beforeAll(async () => {
+  lab = await startMailLab({
+    engine: 'raw',
+    servers: {
+      good: { mailboxes: ['alice', 'bob', 'carol'] },
+      all: { acceptAll: true },
+      grey: { mailboxes: ['dave'], greylist: 1 },
+      slow: { mailboxes: ['erin', 'frank'], delayMs: { rcpt: 150 } },
+    },
+    domains: {
+      'a-cluster.com': ['good'],
+      'b-cluster.com': ['good'],
+      'catch-cluster.com': ['all'],
+      'grey-cluster.com': ['grey'],
+      'nomx-cluster.com': [],
+      ...Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`slow${i}-cluster.com`, ['slow']])),
+    },
+  });
+  redis = testRedis('cluster-jobs');
+  verifierOptions = labVerifierOptions(lab, { passDelayMs: 300 });
+});
+
+afterAll(async () => {
+  for (const server of running.splice(0)) await server.close();
+  await redis?.close();
+  await lab?.close();
+});
+
+const INPUTS = [
+  'alice@a-cluster.com',
+  'nobody@a-cluster.com',
+  'bob@b-cluster.com',
+  'Alice@a-cluster.com',
+  'anyone@catch-cluster.com',
+  'someone@catch-cluster.com',
+  'dave@grey-cluster.com',
+  'x@nomx-cluster.com',
+  'not an address',
+  'not an address',
+  'carol@b-cluster.com',
+  'alice@a-cluster.com',
+];
+
+/** What matters of an entry for the comparison with an embedded verifier. */
+function verdict(entry: Partial<Entry>) {
+  return { index: entry.index, status: entry.status, classification: entry.classification, duplicateOf: entry.duplicateOf };
+}
+
+describe('cluster: API servers and workers on PostgreSQL and Redis', () => {
+  it('a job submitted to a server without workers is verified by a worker elsewhere, with the verdicts of an embedded verifier; waitTime answers at completion', async () => {
+    const schema = schemas.fresh();
+    const api = await member(schema, 0);
+    await member(schema, 1);
+    const submitted = await api.call('POST', '/v2.7/email-validations?waitTime=30000', {
+      json: { entries: INPUTS.map((inputData) => ({ inputData })), quality: 'High', deduplication: 'Safe' },
+    });
+    expect(submitted.status, submitted.text).toBe(200);
+    expect(submitted.body.overview.status).toBe('Completed');
+    const entries = await api.call('GET', `/v2.7/email-validations/${submitted.body.overview.id}/entries?limit=100`);
+    expect(entries.status).toBe(200);
+    const got = (entries.body.data as Partial<Entry>[]).map(verdict);
+
+    const embedded = createVerifier({ ...verifierOptions, quality: 'High' });
+    const expected: ReturnType<typeof verdict>[] = [];
+    for await (const entry of embedded.verifyMany(INPUTS, { deduplication: 'Safe', order: 'input' })) expected.push(verdict(entry));
+    await embedded.close();
+    expect(got).toEqual(expected);
+    // The greylisted mailbox passed at its second pass, a delayed task.
+    expect(got[6]!.status).toBe('Success');
+    expect(got.map((entry) => entry.status)).toContain('Duplicate');
+  });
+
+  it('two workers each running one task at a time never open more connections to one exchanger than the cluster cap', async () => {
+    const schema = schemas.fresh();
+    const capped = { ...verifierOptions, smtp: { ...verifierOptions.smtp, maxConnectionsPerExchanger: 1 } };
+    const api = await member(schema, 0, {}, capped);
+    await member(schema, 1, { concurrency: 1 }, capped);
+    await member(schema, 1, { concurrency: 1 }, capped);
+    lab.reset();
+    // Four jobs, each of one domain of the slow exchanger: four tasks, taken by both workers at once.
+    const jobs = await Promise.all(
+      Array.from({ length: 4 }, (_, i) =>
+        api.call('POST', '/v2.7/email-validations', { json: { entries: ['erin', 'frank', 'gina'].map((user) => ({ inputData: `${user}@slow${i}-cluster.com` })) } }),
+      ),
+    );
+    for (const job of jobs) expect(job.status, job.text).toBe(202);
+    for (const job of jobs) {
+      const done = await api.call('GET', `/v2.7/email-validations/${job.body.overview.id}?waitTime=30000`);
+      expect(done.body.overview.status, done.text).toBe('Completed');
+      expect((done.body.entries.data as Entry[]).map((entry) => entry.status)).toEqual(['Success', 'Success', 'MailboxDoesNotExist']);
+    }
+    expect(lab.stats('slow').connections).toBeGreaterThanOrEqual(2);
+    expect(lab.stats('slow').maxConcurrent).toBe(1);
+  });
+});
