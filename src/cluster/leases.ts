@@ -3,7 +3,7 @@
  * exchanger address, one of the cluster's total) and gives both back when the session ends. A lease is a member of a
  * Redis semaphore (redis-semaphore) refreshed while its session is open; the leases of a worker that dies expire after
  * `leaseMs`. So adding workers never multiplies the connections one exchanger sees: each worker's own caps still apply
- * inside these.
+ * inside these. (The library names its keys `semaphore:<key>`, so these live under `semaphore:mailverify:<prefix>:`.)
  */
 import type { Redis } from 'ioredis';
 import type { SmtpOpenOptions, SmtpSession, SmtpTransport } from '../smtp/transport.js';
@@ -38,6 +38,9 @@ export async function leasedTransport(inner: SmtpTransport, options: ConnectionL
       acquireTimeout: 24 * 3_600_000,
       acquireAttemptsLimit: Number.POSITIVE_INFINITY,
       retryInterval: RETRY_MS,
+      // A lease lost (Redis flushed or restarted) leaves its session to finish: the cap is loose until the sessions
+      // opened before end, rather than every session being cut. (The library's default throws, out of any caller.)
+      onLockLost: () => {},
     });
   return {
     async open(openOptions: SmtpOpenOptions): Promise<SmtpSession> {
