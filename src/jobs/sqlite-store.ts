@@ -48,7 +48,7 @@ import {
   toRecord,
   type Row,
 } from './store-rows.js';
-import { UsernameTakenError, type UserListQuery, type UserRecord, type UserStore } from '../accounts/types.js';
+import { UsernameTakenError, type UserListQuery, type UserRecord } from '../accounts/types.js';
 import { sortUsers, usernameKey } from '../accounts/listing.js';
 import {
   MAX_BALANCE_MICRO,
@@ -71,11 +71,11 @@ import type {
   JobListQuery,
   JobRecord,
   JobStatus,
-  JobStore,
   JobTotals,
   NewJob,
   Page,
   PendingInput,
+  ServiceStore,
 } from './types.js';
 
 export interface SqliteStoreOptions {
@@ -229,7 +229,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
   return store;
 }
 
-export class SqliteJobStore implements JobStore, UserStore, CreditStore {
+export class SqliteJobStore implements ServiceStore {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
   readonly #options: SqliteStoreOptions;

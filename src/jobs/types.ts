@@ -6,6 +6,8 @@
 import type { Deduplication } from '../engine/dedupe.js';
 import type { Entry } from '../engine/entry.js';
 import type { StatusCode } from '../status/catalogue.js';
+import type { CreditStore } from '../accounts/credits.js';
+import type { UserStore } from '../accounts/types.js';
 
 export type JobStatus = 'InProgress' | 'Completed' | 'Deleted' | 'Expired';
 
@@ -223,3 +225,9 @@ export interface JobStore {
   setSetting(key: string, value: string): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * A store the server keeps everything in: jobs, users and credits. Both stores of this package (SQLite and PostgreSQL)
+ * are one; a host's own store needs credits only when they are accounted.
+ */
+export type ServiceStore = JobStore & UserStore & CreditStore;

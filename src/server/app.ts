@@ -26,7 +26,7 @@ import { Jobs } from '../jobs/jobs.js';
 import { RetentionPurger } from '../jobs/retention.js';
 import { JobGoneError } from '../jobs/pages.js';
 import { openSqliteStore } from '../jobs/sqlite-store.js';
-import { StorageFullError, type JobStore } from '../jobs/types.js';
+import { StorageFullError, type JobStore, type ServiceStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
 import { CaptchaVerifier, type CaptchaOptions } from '../accounts/captcha.js';
 import { captchaStage } from './captcha.js';
@@ -471,7 +471,7 @@ function loggerOptions(logger: StandaloneOptions['logger']): FastifyServerOption
  * The SQLite store of a data folder. A database file of 0 bytes opens as a new, empty database: said in the log, since
  * it usually means the file was lost (a failed copy, a full disk) rather than a first start.
  */
-async function openDataDir(dataDir: string, log: FastifyBaseLogger): Promise<JobStore & UserStore> {
+async function openDataDir(dataDir: string, log: FastifyBaseLogger): Promise<ServiceStore> {
   await mkdir(dataDir, { recursive: true });
   const file = join(dataDir, 'mailverify.db');
   const size = await stat(file).then((found) => found.size, () => null);
