@@ -77,6 +77,7 @@ import {
   type Page,
   type PendingInput,
   type ServiceStore,
+  type StoreImport,
 } from './types.js';
 
 export interface PostgresStoreOptions {
@@ -748,6 +749,136 @@ export class PostgresJobStore implements ServiceStore {
       }),
       more,
     };
+  }
+
+  /**
+   * Runs `work` on an import into this store, all in one transaction: committed once `work` has written everything,
+   * rolled back if it throws (the schema stays empty). The store's tables are locked meanwhile (other processes may
+   * read them, not write). Refused when the schema already holds jobs, users or credits; settings are replaced.
+   */
+  async importContents<T>(work: (target: StoreImport) => Promise<T>): Promise<T> {
+    return this.#transaction(async (client) => {
+      await client.query(
+        'LOCK TABLE jobs, entries, settings, callback_outbox, users, credit_balance, credit_days, credit_reservations IN EXCLUSIVE MODE',
+      );
+      const { rows } = await client.query(
+        `SELECT EXISTS (SELECT 1 FROM jobs) AS jobs, EXISTS (SELECT 1 FROM users) AS users,
+           EXISTS (SELECT 1 FROM credit_days) OR EXISTS (SELECT 1 FROM credit_reservations)
+             OR (SELECT packs FROM credit_balance WHERE id = 1) <> 0 AS credits`,
+      );
+      const held = ['jobs', 'users', 'credits'].filter((part) => rows[0]![part] === true);
+      if (held.length > 0) {
+        const parts = held.length === 1 ? held[0] : `${held.slice(0, -1).join(', ')} and ${held.at(-1)}`;
+        throw new Error(`the schema already holds ${parts}: an import goes into an empty one`);
+      }
+      // Rows as one JSON array per statement, read back by json_to_recordset: one parameter whatever the chunk's size.
+      const insert = async (sql: string, values: readonly unknown[]): Promise<void> => {
+        if (values.length > 0) await client.query(sql, [JSON.stringify(values)]);
+      };
+      const result = await work({
+        jobs: (jobs) =>
+          insert(
+            `INSERT INTO jobs (sequence, id, owner, client_ip, name, quality, deduplication, priority, retention_ms, callback, interface,
+               overrides, created_on, status, no_of_entries, no_of_completed, completed_on, completed_at_ms, ended_on)
+             OVERRIDING SYSTEM VALUE
+             SELECT sequence, id, owner, client_ip, name, quality, deduplication, priority, retention_ms, callback, interface,
+               overrides, created_on, status, no_of_entries, no_of_completed, completed_on, completed_at_ms, ended_on
+             FROM json_to_recordset($1::json) AS x (sequence bigint, id text, owner text, client_ip text, name text, quality text,
+               deduplication text, priority integer, retention_ms bigint, callback text, interface text, overrides text,
+               created_on text, status text, no_of_entries integer, no_of_completed integer, completed_on text,
+               completed_at_ms bigint, ended_on text)`,
+            jobs.map((job) => {
+              const [id, owner, client_ip, name, quality, deduplication, priority, retention_ms, callback, iface, overrides, created_on] = jobValues(job);
+              return {
+                sequence: job.sequence,
+                id,
+                owner,
+                client_ip,
+                name,
+                quality,
+                deduplication,
+                priority,
+                retention_ms,
+                callback,
+                interface: iface,
+                overrides,
+                created_on,
+                status: job.status,
+                no_of_entries: job.noOfEntries,
+                no_of_completed: job.noOfCompleted,
+                completed_on: job.completedOn ?? null,
+                completed_at_ms: job.completedOn === undefined ? null : Date.parse(job.completedOn),
+                ended_on: job.endedOn ?? null,
+              };
+            }),
+          ),
+        entries: (entries) =>
+          insert(
+            `INSERT INTO entries (job, idx, input_data, custom, status, result)
+             SELECT job, idx, input_data, custom, status, result
+             FROM json_to_recordset($1::json) AS x (job bigint, idx integer, input_data text, custom text, status text, result text)`,
+            entries.map((entry) => ({
+              job: entry.job,
+              idx: entry.index,
+              input_data: entry.inputData,
+              custom: entry.custom,
+              status: entry.status,
+              result: entry.result,
+            })),
+          ),
+        users: (users) =>
+          insert(
+            `INSERT INTO users (id, username_key, etag, record)
+             SELECT id, username_key, etag, record FROM json_to_recordset($1::json) AS x (id text, username_key text, etag text, record text)`,
+            users.map((user) => ({ id: user.id, username_key: usernameKey(user), etag: user.etag, record: JSON.stringify(user) })),
+          ),
+        callbacks: (callbacks) =>
+          insert(
+            `INSERT INTO callback_outbox (id, job, url, skip_certificate_validation, idempotency_key, body, attempts, first_attempt_at, due_at)
+             OVERRIDING SYSTEM VALUE
+             SELECT x.id, jobs.sequence, url, skip, key, body, attempts, first_attempt_at, due_at
+             FROM json_to_recordset($1::json) AS x (id bigint, job_id text, url text, skip boolean, key text, body text, attempts integer,
+               first_attempt_at bigint, due_at bigint)
+             JOIN jobs ON jobs.id = x.job_id`,
+            callbacks.map((callback) => ({
+              id: callback.id,
+              job_id: callback.jobId,
+              url: callback.url,
+              skip: callback.skipServerCertificateValidation,
+              key: callback.idempotencyKey,
+              body: callback.body,
+              attempts: callback.attempts,
+              first_attempt_at: callback.firstAttemptAt ?? null,
+              due_at: callback.dueAt,
+            })),
+          ),
+        settings: async (settings) => {
+          for (const [key, value] of settings) {
+            await client.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
+          }
+        },
+        credits: async (credits) => {
+          await client.query('UPDATE credit_balance SET packs = $1 WHERE id = 1', [credits.packs]);
+          await insert(
+            'INSERT INTO credit_days (day, free, packs) SELECT day, free, packs FROM json_to_recordset($1::json) AS x (day integer, free bigint, packs bigint)',
+            credits.days,
+          );
+          await insert(
+            `INSERT INTO credit_reservations (job_id, day, free, packs, unit_price)
+             SELECT job_id, day, free, packs, unit_price
+             FROM json_to_recordset($1::json) AS x (job_id text, day integer, free bigint, packs bigint, unit_price bigint)`,
+            credits.reservations.map((reservation) => ({ ...reservation, job_id: reservation.jobId, unit_price: reservation.unitPrice })),
+          );
+        },
+      });
+      // Jobs and callbacks kept their sequences and ids (a listing cursor stays valid): the next ones made come after.
+      for (const [table, column] of [['jobs', 'sequence'], ['callback_outbox', 'id']] as const) {
+        await client.query(
+          `SELECT setval(pg_get_serial_sequence('${table}', '${column}'), MAX(${column})) FROM ${table} HAVING MAX(${column}) IS NOT NULL`,
+        );
+      }
+      return result;
+    });
   }
 
   /** Closes every connection of the pool; closing again does nothing. */
