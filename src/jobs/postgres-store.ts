@@ -21,6 +21,7 @@
  *   A job's completion or end locks its job row, then the balance; nothing locks them the other way round.
  * - A reservation whose job was never stored is given back by `settleReservations` only once it is
  *   DRAFT_ABANDONED_MS old: other processes may be storing theirs meanwhile.
+ * - `importContents` writes a whole store into an empty schema in one transaction (`mailverify migrate`).
  *
  * Times compared as text (createdOn, endedOn) are columns with the "C" collation: byte order, as in SQLite.
  */
