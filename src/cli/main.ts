@@ -18,6 +18,7 @@ import type { BatchInput, Verifier, VerifierOptions } from '../engine/verifier.j
 import { closestName } from '../options/names.js';
 import { ENGINE_FLAGS, UsageError, engineOptionsOf, ineffectiveFlagsWarning, usage, wholeNumber } from './engine-flags.js';
 import { parseFlags } from './flags.js';
+import { migrate } from './migrate.js';
 import { serve } from './serve.js';
 import { csvAddresses, csvText, CSV_FORMULAS, MAX_RECORD_SIZE, type CsvFormulas } from './csv.js';
 import { lineBlocks, MAX_LINE } from './offline/line-blocks.js';
@@ -28,6 +29,7 @@ import { ProgressLine, RunObserver, Tally, type RunState } from './report.js';
 const USAGE = `Usage: mailverify check [file|-] [options]
        mailverify serve [options]      the verification server (mailverify serve --help)
        mailverify worker [options]     a cluster worker (mailverify worker --help)
+       mailverify migrate [options]    copy a server's data folder into PostgreSQL (migrate --help)
 
 Verifies the addresses of a file (one per line, or one column of a CSV file) or of standard input,
 and writes one result per input, in order.
@@ -501,7 +503,7 @@ function version(): string {
   return manifest.version;
 }
 
-const COMMANDS = ['check', 'serve', 'worker'];
+const COMMANDS = ['check', 'serve', 'worker', 'migrate'];
 
 /** `--version` among the flags (before a `--` that ends them). */
 function asksForVersion(args: readonly string[]): boolean {
@@ -528,11 +530,12 @@ export async function main(argv: string[]): Promise<number> {
       }
       return await serve(rest, process.env);
     }
-    if (command === 'worker') {
+    if (command === 'worker' || command === 'migrate') {
       if (asksForVersion(rest)) {
         process.stdout.write(`${version()}\n`);
         return 0;
       }
+      if (command === 'migrate') return await migrate(rest);
       const { worker } = await import('./worker.js');
       return await worker(rest, process.env);
     }

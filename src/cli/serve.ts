@@ -9,8 +9,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { PostgresJobStore } from '../jobs/postgres-store.js';
-import type { JobStore } from '../jobs/types.js';
-import type { UserStore } from '../accounts/types.js';
 import { UsageError } from './engine-flags.js';
 import { parseFlags } from './flags.js';
 import { optionsHelp, resolveServeSettings, serveFlags } from './serve-options.js';
@@ -76,8 +74,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<num
     try {
       app = await createServer({
         ...settings.server,
-        // Users and credits on PostgreSQL come with the store's next schema version.
-        ...(store !== undefined && { store: store as unknown as JobStore & UserStore }),
+        ...(store !== undefined && { store }),
         rootPassword,
         logger: settings.logLevel === 'silent' ? false : { level: settings.logLevel, stream: process.stderr },
       });

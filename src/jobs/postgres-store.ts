@@ -14,10 +14,31 @@
  *   so concurrent writers of the same entries store each result once and count it once.
  * - A full disk (SQLSTATE 53100, disk_full) rejects the write with a StorageFullError; PostgreSQL has rolled the
  *   transaction back.
+ * - Usernames are unique through a partial unique index (a race between two processes ends in one UsernameTakenError);
+ *   a user's update is one UPDATE compared on its etag, which PostgreSQL re-checks on the row a concurrent update left.
+ * - Every change of credits (reservation, settlement, packs) first locks the one balance row: they take turns across
+ *   processes, each deciding on what the one before committed, so none overdraws or passes the monthly maximum.
+ *   A job's completion or end locks its job row, then the balance; nothing locks them the other way round.
+ * - A reservation whose job was never stored is given back by `settleReservations` only once it is
+ *   DRAFT_ABANDONED_MS old: other processes may be storing theirs meanwhile.
+ * - `importContents` writes a whole store into an empty schema in one transaction (`mailverify migrate`).
  *
  * Times compared as text (createdOn, endedOn) are columns with the "C" collation: byte order, as in SQLite.
  */
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { sortUsers, usernameKey } from '../accounts/listing.js';
+import {
+  MAX_BALANCE_MICRO,
+  dayKey,
+  monthOf,
+  planReservation,
+  settlement,
+  type CreditStore,
+  type DailyUsage,
+  type DailyUsageQuery,
+  type ReserveOutcome,
+} from '../accounts/credits.js';
+import { UsernameTakenError, type UserListQuery, type UserRecord } from '../accounts/types.js';
 import type { Entry } from '../engine/entry.js';
 import { STATUS_CODES } from '../status/catalogue.js';
 import {
@@ -52,11 +73,12 @@ import {
   type JobListQuery,
   type JobRecord,
   type JobStatus,
-  type JobStore,
   type JobTotals,
   type NewJob,
   type Page,
   type PendingInput,
+  type ServiceStore,
+  type StoreImport,
 } from './types.js';
 
 /** An input of a job as stored, with its result if it has one. */
@@ -151,6 +173,41 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX callback_outbox_by_due ON callback_outbox (due_at);
   `,
+  `
+  -- Users of the account: the record as JSON, with the columns looked up or kept unique beside it. A username is
+  -- unique case-insensitively among users not deleted: username_key is its lower-cased form, NULL once deleted.
+  CREATE TABLE users (
+    sequence     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id           text NOT NULL UNIQUE,
+    username_key text,
+    etag         text NOT NULL,
+    record       text NOT NULL
+  );
+  CREATE UNIQUE INDEX users_by_username ON users (username_key) WHERE username_key IS NOT NULL;
+
+  -- Credits, in micro-credits. Days are yyyymmdd integers (UTC), in calendar order.
+  -- The packs balance: one row, locked by every change of credits.
+  CREATE TABLE credit_balance (
+    id    integer PRIMARY KEY CHECK (id = 1),
+    packs bigint NOT NULL CHECK (packs >= 0)
+  );
+  INSERT INTO credit_balance (id, packs) VALUES (1, 0);
+  -- What each day consumed, open reservations included.
+  CREATE TABLE credit_days (
+    day   integer PRIMARY KEY,
+    free  bigint NOT NULL DEFAULT 0,
+    packs bigint NOT NULL DEFAULT 0
+  );
+  -- Reservations of jobs not yet settled, by job id (the job may not be stored yet).
+  CREATE TABLE credit_reservations (
+    job_id      text PRIMARY KEY,
+    day         integer NOT NULL,
+    free        bigint NOT NULL,
+    packs       bigint NOT NULL,
+    unit_price  bigint NOT NULL,
+    reserved_at timestamptz NOT NULL DEFAULT now()
+  );
+  `,
 ];
 
 /** Inputs per INSERT statement (arrays of this many values: 4 parameters whatever the count). */
@@ -165,6 +222,8 @@ const HOLD_CHECK_MS = 5_000;
 const DRAFT_ABANDONED_MS = 60 * 60 * 1000;
 /** PostgreSQL's SQLSTATE for a full disk (class 53, insufficient resources). */
 const DISK_FULL = '53100';
+/** PostgreSQL's SQLSTATE for a unique violation. */
+const UNIQUE_VIOLATION = '23505';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Opens a store on PostgreSQL: connects, creates the schema or brings it to the current version, tidies up. */
@@ -189,7 +248,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   return store;
 }
 
-export class PostgresJobStore implements JobStore {
+export class PostgresJobStore implements ServiceStore {
   readonly #pool: Pool;
   readonly #schema: string;
   readonly #connectionString: string;
@@ -494,6 +553,7 @@ export class PostgresJobStore implements JobStore {
 
   /** In a completing transaction: the callback event into the outbox, and the word to listeners (at commit). */
   async #completed(client: PoolClient, jobId: string, sequence: number, callback: CallbackEvent | undefined): Promise<void> {
+    await settleJob(client, jobId, sequence);
     if (callback !== undefined) {
       await client.query(
         `INSERT INTO callback_outbox (job, url, skip_certificate_validation, idempotency_key, body, due_at)
@@ -512,12 +572,14 @@ export class PostgresJobStore implements JobStore {
     checkEnding(status, endedOn);
     const job = await this.#requireSequence(jobId);
     // The tombstone and the dropped callback first (an ended job stays ended), then its entries a batch at a time; if
-    // the process stops in between, the next opening finishes the deletion.
+    // the process stops in between, the next opening finishes the deletion. Its credit reservation is settled with the
+    // tombstone, its verified entries counted before they go.
     await this.#transaction(async (client) => {
-      await client.query(
+      const ended = await client.query(
         `UPDATE jobs SET status = $1, ended_on = $2 WHERE sequence = $3 AND status IN ('InProgress', 'Completed')`,
         [status, endedOn, job],
       );
+      if ((ended.rowCount ?? 0) > 0) await settleJob(client, jobId, job);
       await client.query('DELETE FROM callback_outbox WHERE job = $1', [job]);
       await client.query('SELECT pg_notify($1, $2)', [this.#endedChannel(), jobId]);
     });
@@ -679,6 +741,171 @@ export class PostgresJobStore implements JobStore {
     };
   }
 
+  async createUser(user: UserRecord): Promise<void> {
+    await uniqueUsername(() =>
+      this.#query('INSERT INTO users (id, username_key, etag, record) VALUES ($1, $2, $3, $4)', [
+        user.id,
+        usernameKey(user),
+        user.etag,
+        JSON.stringify(user),
+      ]),
+    );
+  }
+
+  async getUser(id: string): Promise<UserRecord | null> {
+    const [row] = await this.#rows('SELECT record FROM users WHERE id = $1', [id]);
+    return row === undefined ? null : (JSON.parse(row['record'] as string) as UserRecord);
+  }
+
+  async userByUsername(username: string): Promise<UserRecord | null> {
+    const [row] = await this.#rows('SELECT record FROM users WHERE username_key = $1', [username.toLowerCase()]);
+    return row === undefined ? null : (JSON.parse(row['record'] as string) as UserRecord);
+  }
+
+  async updateUser(user: UserRecord, expectedEtag: string): Promise<boolean> {
+    const result = await uniqueUsername(() =>
+      this.#query('UPDATE users SET username_key = $1, etag = $2, record = $3 WHERE id = $4 AND etag = $5', [
+        usernameKey(user),
+        user.etag,
+        JSON.stringify(user),
+        user.id,
+        expectedEtag,
+      ]),
+    );
+    return result.rowCount === 1;
+  }
+
+  async listUsers(query: UserListQuery): Promise<{ data: UserRecord[]; more: boolean }> {
+    // An account has users by the hundred, not the million: read whole, ordered here (in JavaScript's string order).
+    const rows = await this.#rows('SELECT record FROM users ORDER BY sequence');
+    const users = rows
+      .map((row) => JSON.parse(row['record'] as string) as UserRecord)
+      .filter((user) => (query.includeDeleted || user.deletedOn === undefined) && (query.type === undefined || user.detail.type === query.type));
+    const sorted = sortUsers(users, query.sort);
+    return { data: sorted.slice(query.offset, query.offset + query.limit), more: sorted.length > query.offset + query.limit };
+  }
+
+  async reserveCredits(request: Parameters<CreditStore['reserveCredits']>[0]): Promise<ReserveOutcome> {
+    const { jobId, entries, unitPrice } = request;
+    const cost = entries * unitPrice;
+    if (!Number.isSafeInteger(cost) || cost <= 0) throw new RangeError(`a reservation costs a positive whole number of micro-credits, not ${cost}`);
+    const day = dayKey(request.day);
+    const month = monthOf(request.day);
+    return this.#transaction(async (client) => {
+      const packs = await lockBalance(client);
+      const { rows } = await client.query(
+        `SELECT COALESCE(SUM(free) FILTER (WHERE day = $1), 0) AS today, COALESCE(SUM(free + packs), 0) AS month
+         FROM credit_days WHERE day BETWEEN $2 AND $3`,
+        [day, dayKey(month.first), dayKey(month.last)],
+      );
+      const plan = planReservation(
+        {
+          freeDaily: request.freeDaily,
+          freeUsedToday: Number(rows[0]!['today']),
+          packs,
+          monthlyMax: request.monthlyMax,
+          usedThisMonth: Number(rows[0]!['month']),
+        },
+        cost,
+      );
+      if (plan.outcome !== 'reserved') return plan.outcome;
+      await client.query('UPDATE credit_balance SET packs = packs - $1 WHERE id = 1', [plan.packs]);
+      await addToDay(client, day, plan.free, plan.packs);
+      await client.query('INSERT INTO credit_reservations (job_id, day, free, packs, unit_price) VALUES ($1, $2, $3, $4, $5)', [
+        jobId,
+        day,
+        plan.free,
+        plan.packs,
+        unitPrice,
+      ]);
+      return 'reserved';
+    });
+  }
+
+  async releaseReservation(jobId: string): Promise<void> {
+    await this.#transaction(async (client) => {
+      await lockBalance(client);
+      await release(client, jobId, 0);
+    });
+  }
+
+  async settleReservations(): Promise<number> {
+    const open = await this.#rows('SELECT job_id FROM credit_reservations');
+    let settled = 0;
+    for (const { job_id: jobId } of open) {
+      const done = await this.#transaction(async (client) => {
+        await lockBalance(client);
+        // Read again under the lock: another process may have settled it, or stored its job, meanwhile.
+        const { rows } = await client.query(
+          `SELECT r.reserved_at < now() - make_interval(secs => $2) AS abandoned, jobs.sequence, jobs.status
+           FROM credit_reservations AS r LEFT JOIN jobs ON jobs.id = r.job_id WHERE r.job_id = $1`,
+          [jobId, DRAFT_ABANDONED_MS / 1000],
+        );
+        const row = rows[0];
+        if (row === undefined || row['status'] === 'InProgress') return false;
+        // A job never stored (or whose creation did not finish) gives back the whole reservation, once no process
+        // can still be storing it.
+        if (row['sequence'] === null || row['status'] === CREATING) {
+          if (row['abandoned'] !== true) return false;
+          await release(client, jobId as string, 0);
+        } else {
+          await settleJob(client, jobId as string, Number(row['sequence']));
+        }
+        return true;
+      });
+      if (done) settled++;
+    }
+    return settled;
+  }
+
+  async addCreditPacks(micro: number): Promise<number> {
+    if (!Number.isSafeInteger(micro) || micro <= 0) throw new RangeError(`credits: a positive whole number of micro-credits, not ${micro}`);
+    return this.#transaction(async (client) => {
+      const packs = (await lockBalance(client)) + micro;
+      if (packs > MAX_BALANCE_MICRO) throw new RangeError('the credit packs balance would pass its largest value');
+      await client.query('UPDATE credit_balance SET packs = $1 WHERE id = 1', [packs]);
+      return packs;
+    });
+  }
+
+  async creditBalance(day: string): Promise<{ packs: number; freeUsed: number }> {
+    const [row] = await this.#rows(
+      'SELECT packs, (SELECT free FROM credit_days WHERE day = $1) AS free FROM credit_balance WHERE id = 1',
+      [dayKey(day)],
+    );
+    return { packs: Number(row!['packs']), freeUsed: Number(row!['free'] ?? 0) };
+  }
+
+  async dailyUsage(query: DailyUsageQuery): Promise<{ data: DailyUsage[]; more: boolean }> {
+    checkLimit(query.limit);
+    if (query.after !== undefined && query.before !== undefined) throw new RangeError('after and before together');
+    const parameters: unknown[] = [];
+    const conditions = ['(free > 0 OR packs > 0)'];
+    const bound = (condition: string, value: number | undefined): void => {
+      if (value !== undefined) conditions.push(`${condition} $${parameters.push(value)}`);
+    };
+    bound('day >=', query.since === undefined ? undefined : dayKey(query.since));
+    bound('day <=', query.until === undefined ? undefined : dayKey(query.until));
+    bound('day >', query.after);
+    bound('day <', query.before);
+    const backwards = query.before !== undefined;
+    const rows = await this.#rows(
+      `SELECT day, free, packs FROM credit_days WHERE ${conditions.join(' AND ')}
+       ORDER BY day ${backwards ? 'DESC' : 'ASC'} LIMIT $${parameters.push(query.limit + 1)}`,
+      parameters,
+    );
+    const more = rows.length > query.limit;
+    if (more) rows.length = query.limit;
+    if (backwards) rows.reverse();
+    return {
+      data: rows.map((row) => {
+        const day = String(row['day']);
+        return { date: `${day.slice(0, 4)}-${day.slice(4, 6)}-${day.slice(6, 8)}`, freeCredits: Number(row['free']), creditPacks: Number(row['packs']) };
+      }),
+      more,
+    };
+  }
+
   /**
    * Tries to become the one holder of `name` among the processes sharing the store (a session advisory lock on a
    * connection of its own): null when another holds it. The hold ends with `release()`, or when the connection fails
@@ -718,6 +945,136 @@ export class PostgresJobStore implements JobStore {
   /** The notification channel of job endings, one per schema (a channel name is at most 63 bytes). */
   #endedChannel(): string {
     return `mailverify_ended_${this.#schema}`.slice(0, 63);
+  }
+
+  /**
+   * Runs `work` on an import into this store, all in one transaction: committed once `work` has written everything,
+   * rolled back if it throws (the schema stays empty). The store's tables are locked meanwhile (other processes may
+   * read them, not write). Refused when the schema already holds jobs, users or credits; settings are replaced.
+   */
+  async importContents<T>(work: (target: StoreImport) => Promise<T>): Promise<T> {
+    return this.#transaction(async (client) => {
+      await client.query(
+        'LOCK TABLE jobs, entries, settings, callback_outbox, users, credit_balance, credit_days, credit_reservations IN EXCLUSIVE MODE',
+      );
+      const { rows } = await client.query(
+        `SELECT EXISTS (SELECT 1 FROM jobs) AS jobs, EXISTS (SELECT 1 FROM users) AS users,
+           EXISTS (SELECT 1 FROM credit_days) OR EXISTS (SELECT 1 FROM credit_reservations)
+             OR (SELECT packs FROM credit_balance WHERE id = 1) <> 0 AS credits`,
+      );
+      const held = ['jobs', 'users', 'credits'].filter((part) => rows[0]![part] === true);
+      if (held.length > 0) {
+        const parts = held.length === 1 ? held[0] : `${held.slice(0, -1).join(', ')} and ${held.at(-1)}`;
+        throw new Error(`the schema already holds ${parts}: an import goes into an empty one`);
+      }
+      // Rows as one JSON array per statement, read back by json_to_recordset: one parameter whatever the chunk's size.
+      const insert = async (sql: string, values: readonly unknown[]): Promise<void> => {
+        if (values.length > 0) await client.query(sql, [JSON.stringify(values)]);
+      };
+      const result = await work({
+        jobs: (jobs) =>
+          insert(
+            `INSERT INTO jobs (sequence, id, owner, client_ip, name, quality, deduplication, priority, retention_ms, callback, interface,
+               overrides, created_on, status, no_of_entries, no_of_completed, completed_on, completed_at_ms, ended_on)
+             OVERRIDING SYSTEM VALUE
+             SELECT sequence, id, owner, client_ip, name, quality, deduplication, priority, retention_ms, callback, interface,
+               overrides, created_on, status, no_of_entries, no_of_completed, completed_on, completed_at_ms, ended_on
+             FROM json_to_recordset($1::json) AS x (sequence bigint, id text, owner text, client_ip text, name text, quality text,
+               deduplication text, priority integer, retention_ms bigint, callback text, interface text, overrides text,
+               created_on text, status text, no_of_entries integer, no_of_completed integer, completed_on text,
+               completed_at_ms bigint, ended_on text)`,
+            jobs.map((job) => {
+              const [id, owner, client_ip, name, quality, deduplication, priority, retention_ms, callback, iface, overrides, created_on] = jobValues(job);
+              return {
+                sequence: job.sequence,
+                id,
+                owner,
+                client_ip,
+                name,
+                quality,
+                deduplication,
+                priority,
+                retention_ms,
+                callback,
+                interface: iface,
+                overrides,
+                created_on,
+                status: job.status,
+                no_of_entries: job.noOfEntries,
+                no_of_completed: job.noOfCompleted,
+                completed_on: job.completedOn ?? null,
+                completed_at_ms: job.completedOn === undefined ? null : Date.parse(job.completedOn),
+                ended_on: job.endedOn ?? null,
+              };
+            }),
+          ),
+        entries: (entries) =>
+          insert(
+            `INSERT INTO entries (job, idx, input_data, custom, status, result)
+             SELECT job, idx, input_data, custom, status, result
+             FROM json_to_recordset($1::json) AS x (job bigint, idx integer, input_data text, custom text, status text, result text)`,
+            entries.map((entry) => ({
+              job: entry.job,
+              idx: entry.index,
+              input_data: entry.inputData,
+              custom: entry.custom,
+              status: entry.status,
+              result: entry.result,
+            })),
+          ),
+        users: (users) =>
+          insert(
+            `INSERT INTO users (id, username_key, etag, record)
+             SELECT id, username_key, etag, record FROM json_to_recordset($1::json) AS x (id text, username_key text, etag text, record text)`,
+            users.map((user) => ({ id: user.id, username_key: usernameKey(user), etag: user.etag, record: JSON.stringify(user) })),
+          ),
+        callbacks: (callbacks) =>
+          insert(
+            `INSERT INTO callback_outbox (id, job, url, skip_certificate_validation, idempotency_key, body, attempts, first_attempt_at, due_at)
+             OVERRIDING SYSTEM VALUE
+             SELECT x.id, jobs.sequence, url, skip, key, body, attempts, first_attempt_at, due_at
+             FROM json_to_recordset($1::json) AS x (id bigint, job_id text, url text, skip boolean, key text, body text, attempts integer,
+               first_attempt_at bigint, due_at bigint)
+             JOIN jobs ON jobs.id = x.job_id`,
+            callbacks.map((callback) => ({
+              id: callback.id,
+              job_id: callback.jobId,
+              url: callback.url,
+              skip: callback.skipServerCertificateValidation,
+              key: callback.idempotencyKey,
+              body: callback.body,
+              attempts: callback.attempts,
+              first_attempt_at: callback.firstAttemptAt ?? null,
+              due_at: callback.dueAt,
+            })),
+          ),
+        settings: async (settings) => {
+          for (const [key, value] of settings) {
+            await client.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
+          }
+        },
+        credits: async (credits) => {
+          await client.query('UPDATE credit_balance SET packs = $1 WHERE id = 1', [credits.packs]);
+          await insert(
+            'INSERT INTO credit_days (day, free, packs) SELECT day, free, packs FROM json_to_recordset($1::json) AS x (day integer, free bigint, packs bigint)',
+            credits.days,
+          );
+          await insert(
+            `INSERT INTO credit_reservations (job_id, day, free, packs, unit_price)
+             SELECT job_id, day, free, packs, unit_price
+             FROM json_to_recordset($1::json) AS x (job_id text, day integer, free bigint, packs bigint, unit_price bigint)`,
+            credits.reservations.map((reservation) => ({ ...reservation, job_id: reservation.jobId, unit_price: reservation.unitPrice })),
+          );
+        },
+      });
+      // Jobs and callbacks kept their sequences and ids (a listing cursor stays valid): the next ones made come after.
+      for (const [table, column] of [['jobs', 'sequence'], ['callback_outbox', 'id']] as const) {
+        await client.query(
+          `SELECT setval(pg_get_serial_sequence('${table}', '${column}'), MAX(${column})) FROM ${table} HAVING MAX(${column}) IS NOT NULL`,
+        );
+      }
+      return result;
+    });
   }
 
   /** Closes every connection of the pool; closing again does nothing. */
@@ -800,6 +1157,60 @@ export class PostgresJobStore implements JobStore {
 
 function toStoredInput(row: Row): StoredInput {
   return { ...toPendingInput(row), entry: row['result'] === null ? null : toEntry(row) };
+}
+
+/** Locks the credit balance row for the transaction (every change of credits takes it first); the packs balance. */
+async function lockBalance(client: PoolClient): Promise<number> {
+  const { rows } = await client.query('SELECT packs FROM credit_balance WHERE id = 1 FOR UPDATE');
+  return Number(rows[0]!['packs']);
+}
+
+async function addToDay(client: PoolClient, day: number, free: number, packs: number): Promise<void> {
+  await client.query(
+    `INSERT INTO credit_days (day, free, packs) VALUES ($1, $2, $3)
+     ON CONFLICT (day) DO UPDATE SET free = credit_days.free + excluded.free, packs = credit_days.packs + excluded.packs`,
+    [day, free, packs],
+  );
+}
+
+/**
+ * Closes the reservation of `jobId` (the balance locked): the cost of `verified` entries stays consumed, the rest goes
+ * back to the reservation's day and, for packs, to the balance. No reservation: nothing.
+ */
+async function release(client: PoolClient, jobId: string, verified: number): Promise<void> {
+  const { rows } = await client.query('DELETE FROM credit_reservations WHERE job_id = $1 RETURNING day, free, packs, unit_price', [jobId]);
+  const row = rows[0];
+  if (row === undefined) return;
+  const back = settlement({ free: Number(row['free']), packs: Number(row['packs']), unitPrice: Number(row['unit_price']) }, verified);
+  await addToDay(client, Number(row['day']), -back.free, -back.packs);
+  await client.query('UPDATE credit_balance SET packs = packs + $1 WHERE id = 1', [back.packs]);
+}
+
+/**
+ * Settles the reservation of a finished job: its entries with a result that are not Duplicate were verified. Locks
+ * the balance only when there is a reservation (a job submitted with credits off has none).
+ */
+async function settleJob(client: PoolClient, jobId: string, sequence: number): Promise<void> {
+  const { rows: open } = await client.query('SELECT 1 FROM credit_reservations WHERE job_id = $1', [jobId]);
+  if (open.length === 0) return;
+  await lockBalance(client);
+  const { rows } = await client.query(
+    `SELECT no_of_completed - (SELECT COUNT(*) FROM entries WHERE job = $1 AND status = 'Duplicate') AS verified
+     FROM jobs WHERE sequence = $1`,
+    [sequence],
+  );
+  await release(client, jobId, Number(rows[0]!['verified']));
+}
+
+/** Runs a write to the users table; a username already taken becomes UsernameTakenError. */
+async function uniqueUsername<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+    if (code === UNIQUE_VIOLATION && constraint === 'users_by_username') throw new UsernameTakenError();
+    throw error;
+  }
 }
 
 /** PostgreSQL's disk_full as a StorageFullError; any other error as it is. */

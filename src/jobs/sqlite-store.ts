@@ -48,7 +48,7 @@ import {
   toRecord,
   type Row,
 } from './store-rows.js';
-import { UsernameTakenError, type UserListQuery, type UserRecord, type UserStore } from '../accounts/types.js';
+import { UsernameTakenError, type UserListQuery, type UserRecord } from '../accounts/types.js';
 import { sortUsers, usernameKey } from '../accounts/listing.js';
 import {
   MAX_BALANCE_MICRO,
@@ -71,11 +71,14 @@ import type {
   JobListQuery,
   JobRecord,
   JobStatus,
-  JobStore,
   JobTotals,
   NewJob,
   Page,
   PendingInput,
+  ServiceStore,
+  StoreContents,
+  StoredCredits,
+  StoredEntry,
 } from './types.js';
 
 export interface SqliteStoreOptions {
@@ -217,6 +220,9 @@ const CREATE_BATCH = 20_000;
 /** Entries deleted per transaction when a job ends: keeps each pause of the event loop short. */
 const DELETE_BATCH = 20_000;
 
+/** Rows per chunk of an export: memory stays small whatever the store holds. */
+const EXPORT_CHUNK = 5_000;
+
 
 export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<SqliteJobStore> {
   const store = new SqliteJobStore(path, options);
@@ -229,7 +235,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
   return store;
 }
 
-export class SqliteJobStore implements JobStore, UserStore, CreditStore {
+export class SqliteJobStore implements ServiceStore {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
   readonly #options: SqliteStoreOptions;
@@ -817,6 +823,79 @@ export class SqliteJobStore implements JobStore, UserStore, CreditStore {
     const completed = this.#value('SELECT no_of_completed AS value FROM jobs WHERE sequence = ?', [sequence]) as number;
     const duplicates = this.#value(`SELECT COUNT(*) AS value FROM entries WHERE job = ? AND status = 'Duplicate'`, [sequence]) as number;
     this.#release(jobId, completed - duplicates);
+  }
+
+  /**
+   * Runs `work` on everything the store keeps, read in one read transaction: a snapshot, which writes committed by
+   * other connections meanwhile do not change. Nothing else may use this store until `work` settles.
+   */
+  async exportContents<T>(work: (contents: StoreContents) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new Error('the job store is closed');
+    this.#db.exec('BEGIN');
+    try {
+      return await work({
+        jobs: () => this.#chunks(`SELECT * FROM jobs WHERE status <> '${CREATING}' AND sequence > ? ORDER BY sequence LIMIT ?`, [0], (row) => [row['sequence']], toRecord),
+        entries: () =>
+          this.#chunks(
+            `SELECT job, idx, input_data, custom, status, result FROM entries
+             WHERE (job, idx) > (?, ?) AND job NOT IN (SELECT sequence FROM jobs WHERE status = '${CREATING}')
+             ORDER BY job, idx LIMIT ?`,
+            [0, -1],
+            (row) => [row['job'], row['idx']],
+            (row): StoredEntry => ({
+              job: row['job'] as number,
+              index: row['idx'] as number,
+              inputData: row['input_data'] as string,
+              custom: row['custom'] as string | null,
+              status: row['status'] as string | null,
+              result: row['result'] as string | null,
+            }),
+          ),
+        users: () =>
+          this.#chunks('SELECT sequence, record FROM users WHERE sequence > ? ORDER BY sequence LIMIT ?', [0], (row) => [row['sequence']], (row) =>
+            JSON.parse(row['record'] as string) as UserRecord,
+          ),
+        callbacks: () =>
+          this.#chunks(
+            `SELECT callback_outbox.*, jobs.id AS job_id FROM callback_outbox JOIN jobs ON jobs.sequence = callback_outbox.job
+             WHERE callback_outbox.id > ? ORDER BY callback_outbox.id LIMIT ?`,
+            [0],
+            (row) => [row['id']],
+            toCallbackDelivery,
+          ),
+        settings: async () => {
+          const rows = this.#statement('SELECT key, value FROM settings ORDER BY key').all() as Row[];
+          return new Map(rows.map((row) => [row['key'] as string, row['value'] as string]));
+        },
+        credits: async (): Promise<StoredCredits> => ({
+          packs: this.#packs(),
+          days: (this.#statement('SELECT day, free, packs FROM credit_days ORDER BY day').all() as Row[]).map((row) => ({
+            day: row['day'] as number,
+            free: row['free'] as number,
+            packs: row['packs'] as number,
+          })),
+          reservations: (this.#statement('SELECT * FROM credit_reservations ORDER BY job_id').all() as Row[]).map((row) => ({
+            jobId: row['job_id'] as string,
+            day: row['day'] as number,
+            free: row['free'] as number,
+            packs: row['packs'] as number,
+            unitPrice: row['unit_price'] as number,
+          })),
+        }),
+      });
+    } finally {
+      if (!this.#closed && this.#db.inTransaction) this.#db.exec('ROLLBACK');
+    }
+  }
+
+  /** The rows of a keyset-paged query (its last parameter the limit), EXPORT_CHUNK at a time, as `map` makes them. */
+  async *#chunks<T>(sql: string, first: unknown[], keyOf: (row: Row) => unknown[], map: (row: Row) => T): AsyncGenerator<T[]> {
+    for (let key = first; ; ) {
+      const rows = this.#statement(sql).all([...key, EXPORT_CHUNK]) as Row[];
+      if (rows.length > 0) yield rows.map(map);
+      if (rows.length < EXPORT_CHUNK) return;
+      key = keyOf(rows.at(-1)!);
+    }
   }
 
   /** Checkpoints the WAL into the database file and closes the connection; closing again does nothing. */

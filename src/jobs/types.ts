@@ -6,6 +6,8 @@
 import type { Deduplication } from '../engine/dedupe.js';
 import type { Entry } from '../engine/entry.js';
 import type { StatusCode } from '../status/catalogue.js';
+import type { CreditStore } from '../accounts/credits.js';
+import type { UserRecord, UserStore } from '../accounts/types.js';
 
 export type JobStatus = 'InProgress' | 'Completed' | 'Deleted' | 'Expired';
 
@@ -227,4 +229,62 @@ export interface JobStore {
    */
   initSetting?(key: string, value: string): Promise<string>;
   close(): Promise<void>;
+}
+
+/**
+ * A store the server keeps everything in: jobs, users and credits. Both stores of this package (SQLite and PostgreSQL)
+ * are one; a host's own store needs credits only when they are accounted.
+ */
+export type ServiceStore = JobStore & UserStore & CreditStore;
+
+/**
+ * An entry as a store keeps it, for copying a store into another: the job's sequence, the input, and the result in
+ * the stores' shared form (store-rows.ts), null until answered.
+ */
+export interface StoredEntry {
+  readonly job: number;
+  readonly index: number;
+  readonly inputData: string;
+  readonly custom: string | null;
+  readonly status: string | null;
+  readonly result: string | null;
+}
+
+/** The credits a store keeps, in micro-credits: the packs balance, each day's consumption, the open reservations. */
+export interface StoredCredits {
+  readonly packs: number;
+  readonly days: readonly { readonly day: number; readonly free: number; readonly packs: number }[];
+  readonly reservations: readonly {
+    readonly jobId: string;
+    readonly day: number;
+    readonly free: number;
+    readonly packs: number;
+    readonly unitPrice: number;
+  }[];
+}
+
+/**
+ * Everything a store keeps, read from one consistent snapshot. The large parts come in chunks (a few thousand rows
+ * each), in the order they were made: jobs and users by sequence, entries by job and index, callbacks by id.
+ */
+export interface StoreContents {
+  jobs(): AsyncIterable<JobRecord[]>;
+  entries(): AsyncIterable<StoredEntry[]>;
+  users(): AsyncIterable<UserRecord[]>;
+  callbacks(): AsyncIterable<CallbackDelivery[]>;
+  settings(): Promise<ReadonlyMap<string, string>>;
+  credits(): Promise<StoredCredits>;
+}
+
+/**
+ * Writes a store's contents into another, a chunk at a time, keeping sequences, ids and times as they are: jobs
+ * before their entries and callbacks.
+ */
+export interface StoreImport {
+  jobs(jobs: readonly JobRecord[]): Promise<void>;
+  entries(entries: readonly StoredEntry[]): Promise<void>;
+  users(users: readonly UserRecord[]): Promise<void>;
+  callbacks(callbacks: readonly CallbackDelivery[]): Promise<void>;
+  settings(settings: ReadonlyMap<string, string>): Promise<void>;
+  credits(credits: StoredCredits): Promise<void>;
 }

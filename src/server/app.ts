@@ -24,7 +24,7 @@ import { realClock, type Clock } from '../jobs/clock.js';
 import { Jobs, type JobRunner } from '../jobs/jobs.js';
 import { JobGoneError } from '../jobs/pages.js';
 import { openSqliteStore } from '../jobs/sqlite-store.js';
-import { StorageFullError, type JobStore } from '../jobs/types.js';
+import { StorageFullError, type JobStore, type ServiceStore } from '../jobs/types.js';
 import { Authenticator } from './auth.js';
 import { CaptchaVerifier, type CaptchaOptions } from '../accounts/captcha.js';
 import { captchaStage } from './captcha.js';
@@ -218,9 +218,9 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     });
   const onUnknownQuality = (quality: string, jobId: string): void =>
     app.log.warn({ jobId, quality }, `mailverify: job ${jobId} names the quality level ${quality}, which is not configured any longer: it runs at the verifier's level`);
-  // Reservations left open by a stop between a reservation and its settlement: settled before any job runs. (In a
-  // cluster another process may be between the two right now: left to the stores' own settlement.)
-  if (isCreditStore(store) && options.cluster === undefined) {
+  // Reservations left open by a stop between a reservation and its settlement: settled before any job runs. (A shared
+  // store leaves those of jobs not stored yet to their own process for a while: another process may be storing one.)
+  if (isCreditStore(store)) {
     const settled = await store.settleReservations();
     if (settled > 0) app.log.info({ settled }, 'mailverify: credit reservations of finished or unstored jobs settled');
   }
@@ -499,7 +499,7 @@ function loggerOptions(logger: StandaloneOptions['logger']): FastifyServerOption
  * The SQLite store of a data folder. A database file of 0 bytes opens as a new, empty database: said in the log, since
  * it usually means the file was lost (a failed copy, a full disk) rather than a first start.
  */
-async function openDataDir(dataDir: string, log: FastifyBaseLogger): Promise<JobStore & UserStore> {
+async function openDataDir(dataDir: string, log: FastifyBaseLogger): Promise<ServiceStore> {
   await mkdir(dataDir, { recursive: true });
   const file = join(dataDir, 'mailverify.db');
   const size = await stat(file).then((found) => found.size, () => null);

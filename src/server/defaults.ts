@@ -5,6 +5,8 @@
 
 /** The folder of the SQLite store when no store is given. */
 export const DEFAULT_DATA_DIR = './mailverify-data';
+/** The SQLite database file in the data folder. */
+export const DATA_FILE = 'mailverify.db';
 /** A job's retention from its completion when it sets none. */
 export const DEFAULT_RETENTION_MS = 30 * 24 * 3_600_000;
 /** The largest request body. */

@@ -25,6 +25,7 @@ export type {
   Page,
   PendingInput,
   JobTotals,
+  ServiceStore,
 } from '../jobs/types.js';
 export type { Clock, ClockTimer } from '../jobs/clock.js';
 export { MemoryRateLimitStore } from './rate-limits.js';

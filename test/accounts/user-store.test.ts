@@ -1,95 +1,17 @@
-// Users in the SQLite store, on real database files: created, read by id and by username (case-insensitively), updated
-// only from the etag read, listed in each order, kept across a reopening; usernames unique among users not deleted.
+// Users and credits in the SQLite store, on real database files: the shared UserStore and CreditStore suites
+// (user-store-suite.ts, credit-store-suite.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll } from 'vitest';
 import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
-import { UsernameTakenError, type UserRecord } from '../../src/accounts/types.js';
-import { defaultStandardDetail } from './default-detail.js';
+import { describeCreditStore } from './credit-store-suite.js';
+import { describeUserStore } from './user-store-suite.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'mailverify-users-'));
+const dir = mkdtempSync(join(tmpdir(), 'mailverify-accounts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
+const subject = { fresh: () => join(dir, `accounts-${++files}.db`), open: (path: string) => openSqliteStore(path) };
 
-function user(id: string, username: string | undefined, overrides: Partial<UserRecord> = {}, displayName = id): UserRecord {
-  return {
-    id,
-    createdOn: '2026-01-01T00:00:00.000Z',
-    etag: `${id}-1`,
-    passwordVersion: 0,
-    detail: defaultStandardDetail(displayName, username),
-    ...overrides,
-  };
-}
-
-describe('users in the SQLite store', () => {
-  it('creates, reads by id and by username case-insensitively, and keeps them across a reopening', async () => {
-    const path = join(dir, `users-${++files}.db`);
-    const store = await openSqliteStore(path);
-    const alice = user('a1', 'Alice', { passwordHash: '$argon2id$x', totp: { secret: 'ABC', lastStep: 7 } });
-    await store.createUser(alice);
-    expect(await store.getUser('a1')).toEqual(alice);
-    expect(await store.userByUsername('aLiCe')).toEqual(alice);
-    expect(await store.userByUsername('bob')).toBeNull();
-    expect(await store.getUser('nobody')).toBeNull();
-    await store.close();
-    const again = await openSqliteStore(path);
-    expect(await again.getUser('a1')).toEqual(alice);
-    await again.close();
-  });
-
-  it('refuses a username taken case-insensitively, frees it once its user is deleted', async () => {
-    const store = await openSqliteStore(join(dir, `users-${++files}.db`));
-    await store.createUser(user('a1', 'alice'));
-    await expect(store.createUser(user('a2', 'ALICE'))).rejects.toBeInstanceOf(UsernameTakenError);
-    // A user without a username (password sign-in off) takes none.
-    await store.createUser(user('n1', undefined));
-    await store.createUser(user('n2', undefined));
-    const deleted = { ...user('a1', 'alice'), etag: 'a1-2', deletedOn: '2026-01-02T00:00:00.000Z' };
-    expect(await store.updateUser(deleted, 'a1-1')).toBe(true);
-    expect(await store.userByUsername('alice')).toBeNull();
-    await store.createUser(user('a2', 'Alice'));
-    expect((await store.userByUsername('alice'))?.id).toBe('a2');
-    // Renaming onto a taken username.
-    await store.createUser(user('b1', 'bob'));
-    await expect(store.updateUser({ ...user('b1', 'alice'), etag: 'b1-2' }, 'b1-1')).rejects.toBeInstanceOf(UsernameTakenError);
-    expect((await store.getUser('b1'))?.etag).toBe('b1-1');
-    await store.close();
-  });
-
-  it('updates only from the etag it was read with', async () => {
-    const store = await openSqliteStore(join(dir, `users-${++files}.db`));
-    await store.createUser(user('a1', 'alice'));
-    const renamed = user('a1', 'alice', { etag: 'a1-2' }, 'Alice Two');
-    expect(await store.updateUser(renamed, 'a1-0')).toBe(false);
-    expect((await store.getUser('a1'))?.detail.displayName).toBe('a1');
-    expect(await store.updateUser(renamed, 'a1-1')).toBe(true);
-    expect(await store.getUser('a1')).toEqual(renamed);
-    await store.close();
-  });
-
-  it('lists by creation or display name (ties in creation order), by type, with or without the deleted, page by page', async () => {
-    const store = await openSqliteStore(join(dir, `users-${++files}.db`));
-    const at = (n: number) => `2026-01-0${n}T00:00:00.000Z`;
-    await store.createUser(user('u1', 'u1', { createdOn: at(1) }, 'bravo'));
-    await store.createUser(user('u2', 'u2', { createdOn: at(2) }, 'Alpha'));
-    await store.createUser(user('u3', 'u3', { createdOn: at(2) }, 'alpha'));
-    await store.createUser(user('u4', 'u4', { createdOn: at(3), deletedOn: at(4) }, 'charlie'));
-    const admin = user('u5', 'u5', { createdOn: at(5) }, 'Émile');
-    await store.createUser({ ...admin, detail: { ...admin.detail, type: 'Administrator' } });
-    const ids = async (query: Partial<Parameters<typeof store.listUsers>[0]>) =>
-      (await store.listUsers({ includeDeleted: false, sort: 'createdOn', offset: 0, limit: 100, ...query })).data.map((u) => u.id);
-    expect(await ids({})).toEqual(['u1', 'u2', 'u3', 'u5']);
-    expect(await ids({ sort: '-createdOn' })).toEqual(['u5', 'u2', 'u3', 'u1']);
-    expect(await ids({ sort: 'displayName' })).toEqual(['u2', 'u3', 'u1', 'u5']);
-    expect(await ids({ sort: '-displayName' })).toEqual(['u5', 'u1', 'u2', 'u3']);
-    expect(await ids({ includeDeleted: true })).toEqual(['u1', 'u2', 'u3', 'u4', 'u5']);
-    expect(await ids({ type: 'Administrator' })).toEqual(['u5']);
-    const first = await store.listUsers({ includeDeleted: false, sort: 'createdOn', offset: 0, limit: 3 });
-    expect([first.data.map((u) => u.id), first.more]).toEqual([['u1', 'u2', 'u3'], true]);
-    const second = await store.listUsers({ includeDeleted: false, sort: 'createdOn', offset: 3, limit: 3 });
-    expect([second.data.map((u) => u.id), second.more]).toEqual([['u5'], false]);
-    await store.close();
-  });
-});
+describeUserStore('users in the SQLite store', subject);
+describeCreditStore('credits in the SQLite store', subject);

@@ -21,7 +21,7 @@ const running: Running[] = [];
 /** A server of the cluster on the shared schema, with `workers` workers of its own. */
 async function member(schema: string, workers: number, cluster: Partial<NonNullable<StandaloneOptions['cluster']>> = {}, verifier = verifierOptions): Promise<Running> {
   const server = await start({
-    store: (await schemas.open(schema)) as unknown as StandaloneOptions['store'],
+    store: await schemas.open(schema),
     verifier,
     tokenSecret: 'the shared signing secret of the cluster',
     cluster: { queue: REDIS_URL, prefix: redis.prefix, workers, reconcileIntervalMs: 500, ...cluster },

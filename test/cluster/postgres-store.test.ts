@@ -19,7 +19,7 @@ describe('migrations', () => {
     const schema = schemas.fresh();
     // Four pools (as four processes would have), opening together.
     const stores = await Promise.all([1, 2, 3, 4].map(() => schemas.open(schema, 2)));
-    expect(await sql(schema, 'SELECT version FROM mailverify_migrations ORDER BY version')).toEqual([{ version: 1 }]);
+    expect(await sql(schema, 'SELECT version FROM mailverify_migrations ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }]);
     // Every one of them works on the same tables.
     await stores[0]!.createJob(newJob('shared'), inputsOf(3));
     for (const store of stores) expect((await store.getJob('shared'))?.noOfEntries).toBe(3);
@@ -29,8 +29,8 @@ describe('migrations', () => {
   it('refuses a schema of a newer version, and a schema name it would have to quote', async () => {
     const schema = schemas.fresh();
     await (await schemas.open(schema)).close();
-    await sql(schema, 'INSERT INTO mailverify_migrations (version) VALUES (2)');
-    await expect(openPostgresStore({ connectionString: POSTGRES_URL, schema })).rejects.toThrow(/schema version 2/);
+    await sql(schema, 'INSERT INTO mailverify_migrations (version) VALUES (3)');
+    await expect(openPostgresStore({ connectionString: POSTGRES_URL, schema })).rejects.toThrow(/schema version 3/);
     await expect(openPostgresStore({ connectionString: POSTGRES_URL, schema: 'Jobs; DROP' })).rejects.toThrow(TypeError);
   });
 });
