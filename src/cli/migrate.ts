@@ -3,14 +3,14 @@
  * store, for servers that share one database. The target schema must hold no jobs, users or credits; the copy is one
  * transaction there, so a failed copy leaves it as it was.
  *
- *   mailverify migrate --from DIR --store postgres://user@host:5432/db [--schema NAME]
+ *   mailverify migrate --from DIR --store postgres://user@host:5432/db [--store-schema NAME]
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from './engine-flags.js';
 import { parseFlags } from './flags.js';
 
-export const MIGRATE_USAGE = `Usage: mailverify migrate --from DIR --store postgres://USER@HOST:PORT/DATABASE [--schema NAME]
+export const MIGRATE_USAGE = `Usage: mailverify migrate --from DIR --store postgres://USER@HOST:PORT/DATABASE [--store-schema NAME]
 
 Copies everything a server keeps in its data folder (mailverify serve --data-dir) into a PostgreSQL
 database: jobs of every status with their entries, users, credits (packs, daily usage, open
@@ -26,7 +26,7 @@ Options:
   --store URL             the PostgreSQL database, postgres://USER@HOST:PORT/DATABASE; give the
                           password in PGPASSWORD (or ~/.pgpass) rather than in the URL, which other
                           users of the machine can read in the process list
-  --schema NAME           the schema of the store, made if missing (default public): lower-case
+  --store-schema NAME     the schema of the store, made if missing (default public): lower-case
                           letters, digits and _
   -h, --help              this text`;
 
@@ -38,7 +38,7 @@ export async function migrate(argv: string[]): Promise<number> {
     options: {
       from: { type: 'string' },
       store: { type: 'string' },
-      schema: { type: 'string', default: 'public' },
+      'store-schema': { type: 'string', default: 'public' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -64,12 +64,12 @@ export async function migrate(argv: string[]): Promise<number> {
   ]);
   const source = await openSqliteStore(file);
   try {
-    const target = await openPostgresStore({ connectionString: values.store, schema: values.schema, max: 1 });
+    const target = await openPostgresStore({ connectionString: values.store, schema: values['store-schema'], max: 1 });
     try {
       const summary = await copyStore(source, target).catch((error: unknown) => {
-        throw new Error(`copying into the PostgreSQL schema ${values.schema}: ${(error as Error).message}`, { cause: error });
+        throw new Error(`copying into the PostgreSQL schema ${values['store-schema']}: ${(error as Error).message}`, { cause: error });
       });
-      process.stdout.write(`mailverify: copied ${summaryLine(summary)} into the PostgreSQL schema ${values.schema}\n`);
+      process.stdout.write(`mailverify: copied ${summaryLine(summary)} into the PostgreSQL schema ${values['store-schema']}\n`);
     } finally {
       await target.close();
     }

@@ -18,13 +18,13 @@ let redis: TestRedis;
 let verifierOptions: VerifierOptions;
 const running: Running[] = [];
 
-/** A server of the cluster on the shared schema, with `workers` workers of its own. */
+/** A server of the cluster on the shared schema (and a queue of the schema's own), with `workers` workers of its own. */
 async function member(schema: string, workers: number, cluster: Partial<NonNullable<StandaloneOptions['cluster']>> = {}, verifier = verifierOptions): Promise<Running> {
   const server = await start({
     store: await schemas.open(schema),
     verifier,
     tokenSecret: 'the shared signing secret of the cluster',
-    cluster: { queue: REDIS_URL, prefix: redis.prefix, workers, reconcileIntervalMs: 500, ...cluster },
+    cluster: { queue: REDIS_URL, prefix: `${redis.prefix}-${schema}`, workers, reconcileIntervalMs: 500, ...cluster },
   });
   running.push(server);
   return server;
@@ -38,6 +38,7 @@ beforeAll(async () => {
       all: { acceptAll: true },
       grey: { mailboxes: ['dave'], greylist: 1 },
       slow: { mailboxes: ['erin', 'frank'], delayMs: { rcpt: 150 } },
+      ...Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`lazy${i}`, { mailboxes: ['erin', 'frank'], delayMs: { rcpt: 150 } }])),
     },
     domains: {
       'a-cluster.com': ['good'],
@@ -46,6 +47,7 @@ beforeAll(async () => {
       'grey-cluster.com': ['grey'],
       'nomx-cluster.com': [],
       ...Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`slow${i}-cluster.com`, ['slow']])),
+      ...Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`lazy${i}-cluster.com`, [`lazy${i}`]])),
     },
   });
   redis = testRedis('cluster-jobs');
@@ -123,5 +125,64 @@ describe('cluster: API servers and workers on PostgreSQL and Redis', () => {
     }
     expect(lab.stats('slow').connections).toBeGreaterThanOrEqual(2);
     expect(lab.stats('slow').maxConcurrent).toBe(1);
+  });
+
+  it('the catch-all probe runs once per exchanger and domain in a job, whichever of two workers takes its tasks', async () => {
+    const schema = schemas.fresh();
+    const api = await member(schema, 0);
+    await member(schema, 1, { concurrency: 1, chunkSize: 2 });
+    await member(schema, 1, { concurrency: 1, chunkSize: 2 });
+    lab.reset();
+    const users = Array.from({ length: 12 }, (_, i) => `user${i}`);
+    const inputs = [...users.map((user) => `${user}@catch-cluster.com`), 'alice@a-cluster.com', 'bob@b-cluster.com', 'x@nomx-cluster.com'];
+    const done = await api.call('POST', '/v2.7/email-validations?waitTime=30000', { json: { entries: inputs.map((inputData) => ({ inputData })) } });
+    expect(done.body.overview?.status, done.text).toBe('Completed');
+    const statuses = (done.body.entries.data as Entry[]).map((entry) => entry.status);
+    expect(statuses.slice(0, 12)).toEqual(users.map(() => 'ServerIsCatchAll'));
+    // Every RCPT the catch-all server saw: the twelve addresses, and one probe of a made-up one.
+    const recipients = lab.transcript('all').flat().filter((line) => /^RCPT TO:/i.test(line));
+    const probes = recipients.filter((line) => !users.some((user) => line.includes(`<${user}@`)));
+    expect(probes).toHaveLength(1);
+  });
+
+  it('a job with a higher priority is verified first: it completes while an earlier job of lower priority is still in progress', async () => {
+    const schema = schemas.fresh();
+    const api = await member(schema, 0);
+    await member(schema, 1, { concurrency: 1, chunkSize: 3 });
+    // Four exchangers: four tasks of the low job, and the high job's tasks go before all but the first.
+    const slow = (i: number, user: string) => `${user}@lazy${i}-cluster.com`;
+    const low = await api.call('POST', '/v2.7/email-validations', {
+      json: { priority: 0, entries: [0, 1, 2, 3].flatMap((i) => ['erin', 'frank', 'gina'].map((user) => ({ inputData: slow(i, user) }))) },
+    });
+    expect(low.status, low.text).toBe(202);
+    const high = await api.call('POST', '/v2.7/email-validations?waitTime=30000', { json: { priority: 255, entries: [{ inputData: 'carol@b-cluster.com' }] } });
+    expect(high.body.overview?.status, high.text).toBe('Completed');
+    const lowNow = await api.call('GET', `/v2.7/email-validations/${low.body.overview.id}/overview`);
+    expect(lowNow.body.status).toBe('InProgress');
+    const lowDone = await api.call('GET', `/v2.7/email-validations/${low.body.overview.id}/overview?waitTime=30000`);
+    expect(lowDone.body.status).toBe('Completed');
+  });
+
+  it('a job deleted while workers verify it becomes a tombstone (410) with no entries left, and the workers go on with other jobs', async () => {
+    const schema = schemas.fresh();
+    const api = await member(schema, 0);
+    const store = await schemas.open(schema);
+    await member(schema, 1, { concurrency: 1 });
+    const inputs = [0, 1, 2, 3].flatMap((i) => ['erin', 'frank', 'gina', 'hank', 'ivy'].map((user) => ({ inputData: `${user}@slow${i}-cluster.com` })));
+    const job = await api.call('POST', '/v2.7/email-validations', { json: { entries: inputs } });
+    expect(job.status, job.text).toBe(202);
+    const id = job.body.overview.id as string;
+    for (;;) {
+      const now = await store.getJob(id);
+      if (now!.noOfCompleted > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect((await api.call('DELETE', `/v2.7/email-validations/${id}`)).status).toBe(200);
+    expect((await api.call('GET', `/v2.7/email-validations/${id}`)).status).toBe(410);
+    const next = await api.call('POST', '/v2.7/email-validations?waitTime=30000', { json: { entries: [{ inputData: 'alice@a-cluster.com' }] } });
+    expect(next.body.overview?.status, next.text).toBe('Completed');
+    const ended = await store.getJob(id);
+    expect(ended?.status).toBe('Deleted');
+    expect((await store.entries(id, { limit: 100 })).data).toEqual([]);
   });
 });

@@ -113,7 +113,7 @@ describe('mailverify migrate', () => {
   const schema = schemas.fresh();
 
   it('copies a data folder into a new PostgreSQL schema and says what it copied', () => {
-    const run = mailverify(['migrate', '--from', dataDir, '--store', POSTGRES_URL, '--schema', schema]);
+    const run = mailverify(['migrate', '--from', dataDir, '--store', POSTGRES_URL, '--store-schema', schema]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(
@@ -140,7 +140,7 @@ describe('mailverify migrate', () => {
   it('refuses to copy into a schema that holds jobs or users, changing nothing, and names no password', async () => {
     const withPassword = POSTGRES_URL.replace('postgres://postgres@', 'postgres://postgres:hunter2-secret@');
     expect(withPassword).toContain('hunter2-secret');
-    const run = mailverify(['migrate', '--from', dataDir, '--store', withPassword, '--schema', schema]);
+    const run = mailverify(['migrate', '--from', dataDir, '--store', withPassword, '--store-schema', schema]);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(new RegExp(`^mailverify: copying into the PostgreSQL schema ${schema}: the schema already holds jobs, users and credits: an import goes into an empty one\n$`));
     expect(run.stderr).not.toContain('hunter2');
@@ -151,7 +151,7 @@ describe('mailverify migrate', () => {
   it('refuses a folder without a database, and a command line without its folder or store', () => {
     const empty = join(dir, 'empty');
     mkdirSync(empty);
-    const missing = mailverify(['migrate', '--from', empty, '--store', POSTGRES_URL, '--schema', schemas.fresh()]);
+    const missing = mailverify(['migrate', '--from', empty, '--store', POSTGRES_URL, '--store-schema', schemas.fresh()]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe(`mailverify: ${empty}: not the data folder of a server (no mailverify.db in it)\n`);
     const noStore = mailverify(['migrate', '--from', dataDir]);

@@ -6,7 +6,7 @@ import { closeRedis, openRedis, type Redis } from '../../src/cluster/redis.js';
 export const REDIS_URL = process.env['MAILVERIFY_TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
 export interface TestRedis {
-  /** A prefix no other run uses. */
+  /** A prefix no other run uses (and the start of prefixes of its own: `<prefix>-<name>`). */
   readonly prefix: string;
   /** A new client (another "process" of the cluster); closed by `close`. */
   client(): Promise<Redis>;
@@ -24,26 +24,26 @@ export function testRedis(name: string): TestRedis {
     clients.push(redis);
     return redis;
   };
-  const keys = async (): Promise<string[]> => {
+  const scan = async (pattern: string): Promise<string[]> => {
     const redis = clients[0] ?? (await client());
     const found: string[] = [];
     let cursor = '0';
     do {
-      const [next, batch] = await redis.scan(cursor, 'MATCH', `mailverify:${prefix}:*`, 'COUNT', 1000);
+      const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
       found.push(...batch);
       cursor = next;
     } while (cursor !== '0');
     return [...new Set(found)].sort();
   };
+  const keys = (): Promise<string[]> => scan(`mailverify:${prefix}:*`);
   return {
     prefix,
     client,
     keys,
     async close() {
-      if (clients.length > 0) {
-        const left = await keys();
-        if (left.length > 0) await clients[0]!.del(...left);
-      }
+      // Prefixes made from this one (`<prefix>-…`) too, and the connection leases' keys (`semaphore:mailverify:…`).
+      const left = [...(await scan(`mailverify:${prefix}*`)), ...(await scan(`semaphore:mailverify:${prefix}*`))];
+      for (let at = 0; at < left.length; at += 1000) await clients[0]!.del(...left.slice(at, at + 1000));
       await Promise.all(clients.splice(0).map((redis) => closeRedis(redis)));
     },
   };
