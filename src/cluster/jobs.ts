@@ -9,7 +9,8 @@ import { isoTime, realClock, type Clock } from '../jobs/clock.js';
 import type { JobProgress, JobRunner } from '../jobs/jobs.js';
 import type { Listening, PostgresJobStore } from '../jobs/postgres-store.js';
 import type { JobDraft, JobInput, JobRecord, NewJob } from '../jobs/types.js';
-import { QUEUE_NAME, TASK_DEFAULTS, planTaskId, queuePriority, type Task } from './tasks.js';
+import { withDeadline } from './deadline.js';
+import { QUEUE_NAME, addPlanTask, type Task } from './tasks.js';
 
 /** How long a submission waits for the queue before it leaves the job to the reconciler. */
 const ENQUEUE_TIMEOUT_MS = 2_000;
@@ -133,20 +134,12 @@ export class ClusterJobs implements JobRunner {
   }
 
   async #enqueue(job: JobRecord): Promise<void> {
-    const generation = Date.now().toString(36);
-    const added = this.#queue.add('plan', { kind: 'plan', jobId: job.id, generation }, { ...TASK_DEFAULTS, jobId: planTaskId(job.id, generation), priority: queuePriority(job.priority) });
-    // Redis down: the submission is answered all the same (the job is stored); the reconciler plans it.
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('the queue did not answer in time')), ENQUEUE_TIMEOUT_MS);
-    });
+    const added = addPlanTask(this.#queue, job);
     try {
-      await Promise.race([added, late]);
+      // Redis down: the submission is answered all the same (the job is stored); the reconciler plans it.
+      await withDeadline(added, ENQUEUE_TIMEOUT_MS, 'the queue did not answer in time');
     } catch (error) {
-      added.catch(() => {});
       this.#onQueueError(error, job.id);
-    } finally {
-      clearTimeout(timer);
     }
   }
 

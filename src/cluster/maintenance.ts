@@ -11,11 +11,11 @@
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { completionEvent } from '../jobs/callbacks.js';
-import { isoTime, realClock, type Clock } from '../jobs/clock.js';
+import { completionNow } from '../jobs/callbacks.js';
+import { realClock, type Clock } from '../jobs/clock.js';
 import type { Hold, Listening, PostgresJobStore } from '../jobs/postgres-store.js';
 import type { JobRecord } from '../jobs/types.js';
-import { QUEUE_NAME, TASK_DEFAULTS, planTaskId, queuePriority, type Task } from './tasks.js';
+import { QUEUE_NAME, addPlanTask, type Task } from './tasks.js';
 
 /** A duty of the elected process: started when it is elected, closed when it stops being it. */
 export interface Duty {
@@ -169,16 +169,11 @@ export class ClusterMaintenance {
   }
 
   async #complete(job: JobRecord): Promise<void> {
-    await this.#options.store.saveResultsCompleting(job.id, [], (stored) => {
-      const completedOn = isoTime(this.#clock);
-      const callback = completionEvent(stored, completedOn);
-      return callback === undefined ? { completedOn } : { completedOn, callback };
-    });
+    await this.#options.store.saveResultsCompleting(job.id, [], (stored) => completionNow(stored, this.#clock));
   }
 
   async #replan(job: JobRecord): Promise<void> {
-    const generation = Date.now().toString(36);
-    await this.#queue.add('plan', { kind: 'plan', jobId: job.id, generation }, { ...TASK_DEFAULTS, jobId: planTaskId(job.id, generation), priority: queuePriority(job.priority) });
+    await addPlanTask(this.#queue, job);
     this.#options.onReplanned?.(job.id);
   }
 }

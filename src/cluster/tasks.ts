@@ -9,7 +9,8 @@
  * Task ids are deterministic (`<kind>.<job>.<plan>.<n>.<pass>`; BullMQ refuses `:` in ids), so a task added twice (a plan run again after its
  * worker died) is queued once.
  */
-import type { JobsOptions } from 'bullmq';
+import type { JobsOptions, Queue } from 'bullmq';
+import type { JobRecord } from '../jobs/types.js';
 
 export const QUEUE_NAME = 'verify';
 
@@ -60,4 +61,11 @@ export function planTaskId(jobId: string, generation: string): string {
 
 export function verifyTaskId(task: VerifyTask): string {
   return `verify.${task.jobId}.${task.plan}.${task.part}.${task.pass}`;
+}
+
+/** Queues a new plan of `job` (a generation of its own: a plan made again is a new task). */
+export async function addPlanTask(queue: Queue<Task>, job: JobRecord): Promise<void> {
+  const generation = Date.now().toString(36);
+  const task: PlanTask = { kind: 'plan', jobId: job.id, generation };
+  await queue.add('plan', task, { ...TASK_DEFAULTS, jobId: planTaskId(job.id, generation), priority: queuePriority(job.priority) });
 }

@@ -22,11 +22,12 @@ import { planningFor } from '../engine/verifier.js';
 import type { Planning } from '../engine/planning.js';
 import { findQuality, type QualityLevel } from '../engine/quality.js';
 import type { Verifier } from '../engine/verifier.js';
-import { completionEvent } from '../jobs/callbacks.js';
-import { isoTime, realClock, type Clock } from '../jobs/clock.js';
+import { completionNow } from '../jobs/callbacks.js';
+import { realClock, type Clock } from '../jobs/clock.js';
 import { readOverrideList } from '../jobs/overrides.js';
 import type { PostgresJobStore } from '../jobs/postgres-store.js';
-import type { CallbackEvent, JobInput, JobRecord } from '../jobs/types.js';
+import type { JobInput, JobRecord } from '../jobs/types.js';
+import { withDeadline } from './deadline.js';
 import { planJob } from './planner.js';
 import { QUEUE_NAME, TASK_DEFAULTS, queuePriority, verifyTaskId, type PlanTask, type Task, type VerifyTask } from './tasks.js';
 
@@ -208,7 +209,7 @@ export class ClusterWorker {
     const giveUpAt = Date.now() + WRITE_GIVE_UP_MS;
     for (let waitMs = WRITE_FIRST_RETRY_MS; ; waitMs = Math.min(2 * waitMs, WRITE_LAST_RETRY_MS)) {
       try {
-        const { saved } = await store.saveResultsCompleting(jobId, entries, (job) => this.#completion(job));
+        const { saved } = await store.saveResultsCompleting(jobId, entries, (job) => completionNow(job, this.#clock));
         if (saved === 0 && entries.length > 0 && gone !== undefined) {
           const job = await store.getJob(jobId);
           if (job === null || job.status === 'Deleted' || job.status === 'Expired') gone();
@@ -221,12 +222,6 @@ export class ClusterWorker {
       }
       await sleep(waitMs);
     }
-  }
-
-  #completion(job: JobRecord): { completedOn: string; callback?: CallbackEvent } {
-    const completedOn = isoTime(this.#clock);
-    const callback = completionEvent(job, completedOn);
-    return callback === undefined ? { completedOn } : { completedOn, callback };
   }
 
   #overrideList(key: string): Promise<OverrideRule[]> {
@@ -260,15 +255,7 @@ class ResultWriter {
   /** Writes what waits; rejects with the first write's failure. */
   async end(deadline: number): Promise<void> {
     this.#flush();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('results could not be written in time')), Math.max(0, deadline - Date.now()));
-    });
-    try {
-      await Promise.race([this.#chain, late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await withDeadline(this.#chain, deadline - Date.now(), 'results could not be written in time');
     if (this.#failure !== null) throw this.#failure.error;
   }
 

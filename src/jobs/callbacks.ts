@@ -23,7 +23,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Resolver } from '../dns/resolver.js';
 import { isGlobalAddress } from '../net/ip-ranges.js';
-import { realClock, type Clock, type ClockTimer } from './clock.js';
+import { isoTime, realClock, type Clock, type ClockTimer } from './clock.js';
 import type { CallbackDelivery, CallbackEvent, JobRecord, JobStore } from './types.js';
 
 export const CALLBACK_EVENT_TYPE = 'email-validation.completed';
@@ -61,6 +61,13 @@ export function completionEvent(job: JobRecord, completedOn: string): CallbackEv
 }
 
 /** The gap between the start of try `attempt` (1 for the first) and the next one. */
+/** A job's completion now: its time and its callback event (none without a callback). */
+export function completionNow(job: JobRecord, clock: Clock): { readonly completedOn: string; readonly callback?: CallbackEvent } {
+  const completedOn = isoTime(clock);
+  const callback = completionEvent(job, completedOn);
+  return callback === undefined ? { completedOn } : { completedOn, callback };
+}
+
 export function retryGapMs(attempt: number): number {
   return Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_GAP_MS);
 }

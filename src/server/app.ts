@@ -228,6 +228,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   let jobs: JobRunner;
   let sharedDefaults: SharedCounters = {};
   let stopJobs: () => Promise<void>;
+  let ready: (() => Promise<void>) | undefined;
   if (options.cluster !== undefined) {
     const cluster = await openClusterParts(options.cluster, store, {
       verifier: verifierOptions,
@@ -238,6 +239,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     });
     jobs = cluster.jobs;
     sharedDefaults = cluster.sharedCounters;
+    ready = () => cluster.ready();
     // Workers hand their tasks back, the jobs front stops waiting, then the clients close.
     stopJobs = async () => {
       await cluster.jobs.close();
@@ -364,7 +366,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   await registerOpenapi(app, base);
   metrics?.instrument(app);
   metrics?.route(app, base, context.auth);
-  probeRoutes(app, base, store);
+  probeRoutes(app, base, store, ready);
   for (const version of VERSIONS) {
     await app.register(v2Routes, { prefix: `${base}/${version}`, context, users: version === 'v2.7' });
   }

@@ -5,6 +5,7 @@
  */
 import type { ClusterRuntime, ClusterRuntimeOptions, ClusterSettings } from '../cluster/runtime.js';
 import type { ClusterJobs } from '../cluster/jobs.js';
+import { withDeadline } from '../cluster/deadline.js';
 import type { JobStore } from '../jobs/types.js';
 import { redisSharedCounters, type SharedCounters } from './shared-counters.js';
 
@@ -12,7 +13,11 @@ export interface ClusterParts {
   readonly runtime: ClusterRuntime;
   readonly jobs: ClusterJobs;
   readonly sharedCounters: SharedCounters;
+  /** Resolves when Redis answers a PING within READY_TIMEOUT_MS; rejects otherwise (the readiness probe). */
+  ready(): Promise<void>;
 }
+
+const READY_TIMEOUT_MS = 2_000;
 
 export async function openClusterParts(
   settings: ClusterSettings,
@@ -38,6 +43,9 @@ export async function openClusterParts(
     return {
       runtime,
       jobs,
+      ready: async () => {
+        await withDeadline(runtime.redis.ping(), READY_TIMEOUT_MS, 'Redis did not answer in time');
+      },
       sharedCounters: redisSharedCounters({
         redis: runtime.redis,
         ...(settings.prefix !== undefined && { prefix: settings.prefix }),

@@ -1,7 +1,7 @@
 /**
  * The probes of load balancers and orchestrators, under the base path and without credentials: `GET /health` (the
  * process answers) and `GET /ready` (the store takes a write and the server is not stopping: it can take jobs). They
- * say nothing about the server but its state; the cause of a 503 goes to the log. A full disk is a state: `/ready`
+ * say nothing about the server but its state (in a cluster `/ready` also needs the queue's Redis to answer); the cause of a 503 goes to the log. A full disk is a state: `/ready`
  * says so (503) until a write succeeds again, while `/health` stays 200 (a restart would not give the disk room).
  */
 import type { FastifyInstance } from 'fastify';
@@ -20,7 +20,8 @@ const state = (value: string): JsonSchema => ({
   properties: { status: { const: value } },
 });
 
-export function probeRoutes(app: FastifyInstance, base: string, store: JobStore): void {
+/** `ready`: what else must answer for the server to take jobs (in a cluster, the queue's Redis). */
+export function probeRoutes(app: FastifyInstance, base: string, store: JobStore, ready?: () => Promise<void>): void {
   let stopping = false;
   app.addHook('preClose', async () => {
     stopping = true;
@@ -42,6 +43,7 @@ export function probeRoutes(app: FastifyInstance, base: string, store: JobStore)
       try {
         if (stopping) throw new Error('the server is stopping');
         await store.setSetting(READY_PROBE_SETTING, new Date().toISOString());
+        await ready?.();
       } catch (error) {
         if (error instanceof StorageFullError) {
           // Said once by the store when writes began to fail; probes come every few seconds.
