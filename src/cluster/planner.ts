@@ -31,6 +31,8 @@ export async function planJob(
   job: JobRecord,
   plan: string,
   chunkSize: number,
+  /** Stops the planning between two pages (a closing worker hands the plan task back). */
+  signal?: AbortSignal,
 ): Promise<VerifyTask[]> {
   const mode = job.deduplication === 'Off' ? null : (job.deduplication as Exclude<Deduplication, 'Off'>);
   /** Route → its families; under deduplication, key → the family of its first occurrence. */
@@ -43,6 +45,7 @@ export async function planJob(
   };
   let after = -1;
   for (;;) {
+    signal?.throwIfAborted();
     const page = mode === null ? await store.pendingInputs(job.id, after, READ_CHUNK) : await store.storedInputs(job.id, after, READ_CHUNK);
     const routing: Promise<void>[] = [];
     for (const input of page) {

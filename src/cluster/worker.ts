@@ -116,7 +116,7 @@ export class ClusterWorker {
     this.#running.add(controller);
     if (this.#closing) controller.abort(new Error('the worker is closing'));
     try {
-      if (task.data.kind === 'plan') await this.#plan(task.data);
+      if (task.data.kind === 'plan') await this.#plan(task.data, controller.signal);
       else await this.#verify(task.data, controller.signal);
     } catch (error) {
       if (this.#closing && controller.signal.aborted) {
@@ -132,11 +132,11 @@ export class ClusterWorker {
     }
   }
 
-  async #plan(task: PlanTask): Promise<void> {
+  async #plan(task: PlanTask, signal: AbortSignal): Promise<void> {
     const { store } = this.#options;
     const job = await store.getJob(task.jobId);
     if (job === null || job.status !== 'InProgress') return;
-    const tasks = await planJob(store, this.#planning, job, task.generation, this.#options.chunkSize ?? 1_000);
+    const tasks = await planJob(store, this.#planning, job, task.generation, this.#options.chunkSize ?? 1_000, signal);
     // Every input answered already (a plan made again after the last results): the job completes now.
     if (tasks.length === 0) return void (await this.#write(job.id, [], new AbortController().signal));
     await this.#queue.addBulk(tasks.map((verify) => this.#queued(verify, job)));
