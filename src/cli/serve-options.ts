@@ -41,6 +41,7 @@ import {
 } from '../server/defaults.js';
 import { MAX_RETENTION_MS, MIN_RETENTION_MS } from '../server/submission.js';
 import { REFUSABLE, UsageError } from './engine-flags.js';
+import { parseFlags } from './flags.js';
 import { DEFAULT_UNIT_PRICES, MAX_CREDITS, toMicro } from '../accounts/credits.js';
 
 /**
@@ -563,6 +564,25 @@ export interface ServeSettings {
   readonly sources: ReadonlyMap<string, string>;
   /** Things to tell the operator without stopping: unknown MAILVERIFY_* variables. */
   readonly warnings: readonly string[];
+}
+
+/**
+ * The settings of a command that takes serve's options (`serve`, `worker`) from its arguments and the environment, with
+ * the warnings written to standard error; null when it was asked for its help, which `usage` is (written out).
+ */
+export function commandSettings(argv: string[], env: NodeJS.ProcessEnv, usage: string): ServeSettings | null {
+  const { values } = parseFlags({
+    args: argv,
+    allowPositionals: false,
+    options: { ...serveFlags(), help: { type: 'boolean', short: 'h', default: false } },
+  });
+  if (values.help) {
+    process.stdout.write(usage + '\n');
+    return null;
+  }
+  const settings = resolveServeSettings(values as FlagValues, env);
+  for (const warning of settings.warnings) process.stderr.write(`mailverify: ${warning}\n`);
+  return settings;
 }
 
 /** The parseArgs options of every flag of the table. */

@@ -10,10 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { PostgresJobStore } from '../jobs/postgres-store.js';
 import { UsageError } from './engine-flags.js';
-import { parseFlags } from './flags.js';
-import { optionsHelp, resolveServeSettings, serveFlags } from './serve-options.js';
-
-export { stopRequest };
+import { commandSettings, optionsHelp } from './serve-options.js';
 
 export const SERVE_USAGE = `Usage: MAILVERIFY_ROOT_PASSWORD=SECRET mailverify serve [options]
 
@@ -45,17 +42,8 @@ const PARENT_CHECK_MS = 1_000;
 
 /** Runs the server until a signal stops it; resolves with the exit code. */
 export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { values } = parseFlags({
-    args: argv,
-    allowPositionals: false,
-    options: { ...serveFlags(), help: { type: 'boolean', short: 'h', default: false } },
-  });
-  if (values.help) {
-    process.stdout.write(SERVE_USAGE + '\n');
-    return 0;
-  }
-  const settings = resolveServeSettings(values, env);
-  for (const warning of settings.warnings) process.stderr.write(`mailverify: ${warning}\n`);
+  const settings = commandSettings(argv, env, SERVE_USAGE);
+  if (settings === null) return 0;
   const { rootPassword } = settings.server;
   if (rootPassword === undefined) {
     throw new UsageError('MAILVERIFY_ROOT_PASSWORD is not set (nor --root-password-file): the server has no default password');
@@ -134,7 +122,7 @@ const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
  * left to init, its parent process id changing. Outside npm the parent is not watched, so that `nohup mailverify
  * serve &` outlives its shell.
  */
-function stopRequest(env: NodeJS.ProcessEnv): { reason: Promise<string>; cancel: () => void } {
+export function stopRequest(env: NodeJS.ProcessEnv): { reason: Promise<string>; cancel: () => void } {
   let cancel = (): void => {};
   const reason = new Promise<string>((resolve) => {
     const parent = process.ppid;

@@ -7,9 +7,8 @@
  * and go back to the queue, and it exits within 10 seconds.
  */
 import { UsageError } from './engine-flags.js';
-import { parseFlags } from './flags.js';
 import { openSharedStore, stopRequest } from './serve.js';
-import { optionsHelp, resolveServeSettings, serveFlags } from './serve-options.js';
+import { commandSettings, optionsHelp } from './serve-options.js';
 
 export const WORKER_USAGE = `Usage: mailverify worker --store postgres://... --queue redis://... [options]
 
@@ -28,17 +27,8 @@ back to the queue for another worker, and it exits within 10 seconds.`;
 const STOP_DEADLINE_MS = 10_000;
 
 export async function worker(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { values } = parseFlags({
-    args: argv,
-    allowPositionals: false,
-    options: { ...serveFlags(), help: { type: 'boolean', short: 'h', default: false } },
-  });
-  if (values.help) {
-    process.stdout.write(WORKER_USAGE + '\n');
-    return 0;
-  }
-  const settings = resolveServeSettings(values, env);
-  for (const warning of settings.warnings) process.stderr.write(`mailverify: ${warning}\n`);
+  const settings = commandSettings(argv, env, WORKER_USAGE);
+  if (settings === null) return 0;
   const cluster = settings.server.cluster;
   if (settings.store === undefined || cluster === undefined) {
     throw new UsageError('mailverify worker needs --store (a PostgreSQL URL) and --queue (a Redis URL), or their variables or keys');

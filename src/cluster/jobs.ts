@@ -6,7 +6,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { isoTime, realClock, type Clock } from '../jobs/clock.js';
-import type { JobProgress, JobRunner } from '../jobs/jobs.js';
+import { lazyDraft, type JobProgress, type JobRunner } from '../jobs/jobs.js';
 import type { Listening, PostgresJobStore } from '../jobs/postgres-store.js';
 import type { JobDraft, JobInput, JobRecord, NewJob } from '../jobs/types.js';
 import { withDeadline } from './deadline.js';
@@ -68,23 +68,11 @@ export class ClusterJobs implements JobRunner {
 
   draft(): JobDraft {
     if (this.#closing) throw new Error('jobs: closed');
-    const { store } = this.options;
-    let made: Promise<JobDraft> | undefined;
-    const storeDraft = (): Promise<JobDraft> => (made ??= store.draftJob());
-    return {
-      add: async (inputs) => (await storeDraft()).add(inputs),
-      clear: async () => {
-        if (made !== undefined) await (await made).clear();
-      },
-      discard: async () => {
-        if (made !== undefined) await (await made).discard();
-      },
-      commit: async (job) => {
-        const record = await (await storeDraft()).commit(job);
-        await this.#enqueue(record);
-        return record;
-      },
-    };
+    return lazyDraft(this.options.store, async (draft, job) => {
+      const record = await draft.commit(job);
+      await this.#enqueue(record);
+      return record;
+    });
   }
 
   get(id: string): Promise<JobRecord | null> {

@@ -117,29 +117,15 @@ export class Jobs implements JobRunner {
    */
   draft(): JobDraft {
     if (this.closing) throw new Error('jobs: closed');
-    const { store } = this.options;
-    // Made at the first input: a submission refused before any (a body too large) costs the store nothing.
-    let made: Promise<JobDraft> | undefined;
-    const storeDraft = (): Promise<JobDraft> => (made ??= store.draftJob !== undefined ? store.draftJob() : Promise.resolve(inMemoryDraft(store)));
-    return {
-      add: async (inputs) => (await storeDraft()).add(inputs),
-      clear: async () => {
-        if (made !== undefined) await (await made).clear();
-      },
-      discard: async () => {
-        if (made !== undefined) await (await made).discard();
-      },
-      commit: async (job) => {
-        const draft = await storeDraft();
-        if (this.closing) {
-          await draft.discard();
-          throw new Error('jobs: closed');
-        }
-        const record = await draft.commit(job);
-        this.start(record);
-        return record;
-      },
-    };
+    return lazyDraft(this.options.store, async (draft, job) => {
+      if (this.closing) {
+        await draft.discard();
+        throw new Error('jobs: closed');
+      }
+      const record = await draft.commit(job);
+      this.start(record);
+      return record;
+    });
   }
 
   get(id: string): Promise<JobRecord | null> {
@@ -232,6 +218,26 @@ export class Jobs implements JobRunner {
     const warn = (name: string, id: string): void => console.warn(`mailverify: job ${id} names the quality level ${name}, which is not configured: it runs at the verifier's level`);
     (this.options.onUnknownQuality ?? warn)(quality, jobId);
   }
+}
+
+/**
+ * A draft made at its first input (a submission refused before any, such as a body too large, costs the store
+ * nothing); a store without drafts gets the inputs at the commit, held in memory until then. `commit` makes the store's
+ * draft whole and starts the job as its runner does.
+ */
+export function lazyDraft(store: JobStore, commit: (draft: JobDraft, job: NewJob) => Promise<JobRecord>): JobDraft {
+  let made: Promise<JobDraft> | undefined;
+  const storeDraft = (): Promise<JobDraft> => (made ??= store.draftJob !== undefined ? store.draftJob() : Promise.resolve(inMemoryDraft(store)));
+  return {
+    add: async (inputs) => (await storeDraft()).add(inputs),
+    clear: async () => {
+      if (made !== undefined) await (await made).clear();
+    },
+    discard: async () => {
+      if (made !== undefined) await (await made).discard();
+    },
+    commit: async (job) => commit(await storeDraft(), job),
+  };
 }
 
 /** The draft of a store without drafts of its own: inputs held until the commit hands them to `createJob`. */
