@@ -103,14 +103,14 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<num
   return 0;
 }
 
-/** The PostgreSQL store of --store; a connection refused is a clear error, without the URL (it may hold a password). */
+/** The PostgreSQL store of --store; one that cannot be opened is a clear error, without the URL (it may hold a password). */
 export async function openSharedStore(store: { readonly url: string; readonly schema: string }): Promise<PostgresJobStore> {
   const { openPostgresStore } = await import('../jobs/postgres-store.js');
   try {
     return await openPostgresStore({ connectionString: store.url, schema: store.schema });
   } catch (error) {
-    const reason = (error as { code?: string }).code ?? (error as Error).message;
-    throw new Error(`the PostgreSQL store (--store) cannot be opened: ${reason}`, { cause: error });
+    // The driver's messages name the server, the role or the database, never the URL or its password.
+    throw new Error(`the PostgreSQL store (--store) cannot be opened: ${(error as Error).message}`, { cause: error });
   }
 }
 

@@ -33,14 +33,18 @@ export function keyPrefix(prefix = 'default'): string {
 export async function openRedis(url: string, options: RedisOptions = {}): Promise<Redis> {
   const { Redis: Client } = await import('ioredis');
   const redis = new Client(url, { lazyConnect: true, connectionName: 'mailverify', ...options });
-  // The first connection's error is the rejection below; later ones are the caller's to listen to ('error').
-  const quiet = (): void => {};
+  // The first connection's error is the rejection below (the socket's own, such as ECONNREFUSED, rather than the
+  // client's "Connection is closed"); later ones are the caller's to listen to ('error').
+  let cause: unknown;
+  const quiet = (error: unknown): void => {
+    cause ??= error;
+  };
   redis.on('error', quiet);
   try {
     await redis.connect();
   } catch (error) {
     redis.disconnect();
-    throw error;
+    throw cause ?? error;
   } finally {
     redis.off('error', quiet);
   }

@@ -60,7 +60,10 @@ export class ClusterRuntime {
     if (!Number.isSafeInteger(workerCount) || workerCount < 0) throw new TypeError(`cluster: workers must be a whole number, got ${String(options.workers)}`);
     const prefix = keyPrefix(options.prefix);
     const queuePrefix = prefix.slice(0, -1);
-    const queueRedis = await openRedis(options.queue, { maxRetriesPerRequest: null });
+    const queueRedis = await openRedis(options.queue, { maxRetriesPerRequest: null }).catch((error: unknown) => {
+      // The URL may hold a password: the error names the option, and the client's reason.
+      throw new Error(`the queue's Redis (--queue) cannot be reached: ${(error as Error).message}`, { cause: error });
+    });
     queueRedis.on('error', () => {});
     let redis: Redis | undefined;
     const workers: ClusterWorker[] = [];
