@@ -5,7 +5,7 @@
 // consecutive requests of a test reach different API servers as behind a load balancer.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -125,7 +125,8 @@ async function startCluster(data: ServerData & { target: 'cluster' }, options: T
     const origins: string[] = [];
     // One after the other: the first start of a schema makes its tables and the root account.
     for (let n = 0; n < 2; n++) origins.push((await member(apiOptions, 0)).origin!);
-    const proxy = await startRoundRobinProxy(origins);
+    // A TLS server checks the client's certificate itself: its connections are passed through whole.
+    const proxy = apiOptions.https === undefined ? await startRoundRobinProxy(origins) : await startRoundRobinPassThrough(origins);
     closers.push(() => proxy.close());
     return proxy.origin;
   };
@@ -188,6 +189,38 @@ async function startRoundRobinProxy(origins: readonly string[]): Promise<{ origi
       proxy.closeAllConnections();
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
       agent.destroy();
+    },
+  };
+}
+
+/**
+ * A TCP proxy on loopback for TLS servers, as a load balancer passing TLS through: each connection goes whole to the
+ * next of `origins` in turn (the origin it answers is theirs with its own port).
+ */
+async function startRoundRobinPassThrough(origins: readonly string[]): Promise<{ origin: string; close(): Promise<void> }> {
+  const targets = origins.map((origin) => new URL(origin));
+  const sockets = new Set<Socket>();
+  let next = 0;
+  const track = (socket: Socket): Socket => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    return socket;
+  };
+  const proxy = createTcpServer((client) => {
+    const target = targets[next++ % targets.length]!;
+    const upstream = track(connect(Number(target.port), target.hostname));
+    track(client);
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const { port } = proxy.address() as AddressInfo;
+  return {
+    origin: `${targets[0]!.protocol}//127.0.0.1:${port}`,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
     },
   };
 }
