@@ -62,7 +62,11 @@ export function serverData(name: string): { fresh(): ServerData } {
   }
   const schemas = postgresSchemas();
   const redis = testRedis(name);
-  afterAll(() => redis.close());
+  afterAll(async () => {
+    // testRedis deletes its prefix's keys once it has a client: opened only now, so that no test sees it.
+    await redis.client();
+    await redis.close();
+  });
   return { fresh: () => ({ target: 'cluster', schema: schemas.fresh(), redis, prefix: `${redis.prefix}:${(count += 1)}` }) };
 }
 
@@ -98,8 +102,6 @@ async function startEmbedded(dataDir: string, options: TargetOptions): Promise<S
 }
 
 async function startCluster(data: ServerData & { target: 'cluster' }, options: TargetOptions): Promise<ServerUnderTest> {
-  // testRedis deletes its prefix's keys at the end only once it has had a client.
-  await data.redis.client();
   const closers: Array<() => Promise<void>> = [];
   const close = async (): Promise<void> => {
     for (const closer of closers.splice(0).reverse()) await closer();
