@@ -17,7 +17,18 @@ export default defineConfig({
     hookTimeout: 60_000,
     projects: [
       { extends: true, test: { name: 'cluster', include: ['test/cluster/**/*.test.ts'] } },
-      { extends: true, test: { name: 'server-on-cluster', include: SERVER_SUITES_ON_CLUSTER, env: { MAILVERIFY_TEST_TARGET: 'cluster' } } },
+      {
+        extends: true,
+        test: {
+          name: 'server-on-cluster',
+          include: SERVER_SUITES_ON_CLUSTER,
+          env: { MAILVERIFY_TEST_TARGET: 'cluster' },
+          // After the cluster suite, two files at a time: each test cluster holds some twenty PostgreSQL connections,
+          // and the server allows 100.
+          sequence: { groupOrder: 1 },
+          maxWorkers: 2,
+        },
+      },
     ],
   },
 });

@@ -50,7 +50,7 @@ const CLUSTER_SETTINGS = { reconcileIntervalMs: 300 } as const;
 /** The signing secret of every process of a test cluster (tokens and cursors one signs, the others read). */
 const CLUSTER_TOKEN_SECRET = 'the signing secret shared by the processes of the test cluster';
 /** Connections of each process's pool: a test cluster has several processes, and test files run side by side. */
-const POOL_SIZE = 4;
+const POOL_SIZE = 3;
 
 /**
  * Data places for one test file's servers (call it at the top of the file): `fresh()` names a new one. Embedded,
