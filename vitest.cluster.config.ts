@@ -23,7 +23,7 @@ export default defineConfig({
           name: 'server-on-cluster',
           include: SERVER_SUITES_ON_CLUSTER,
           env: { MAILVERIFY_TEST_TARGET: 'cluster' },
-          // After the cluster suite, two files at a time: each test cluster holds some twenty PostgreSQL connections,
+          // After the cluster suite, two files at a time: each test cluster holds some fifteen PostgreSQL connections,
           // and the server allows 100.
           sequence: { groupOrder: 1 },
           maxWorkers: 2,

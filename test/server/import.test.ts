@@ -26,8 +26,7 @@ let dir: string;
 let uploads: string;
 let server: ServerUnderTest;
 let origin: string;
-/** A second server with small caps: a 1 MiB upload, 3 entries per job. */
-let small: ServerUnderTest;
+/** A second server on the same data with small caps: a 1 MiB upload, 3 entries per job. */
 let smallOrigin: string;
 
 beforeAll(async () => {
@@ -42,7 +41,7 @@ beforeAll(async () => {
     fileImport: { maxFileBytes: 128 * 1024 * 1024, tempDir: uploads },
   });
   origin = server.origin;
-  small = await startServerUnderTest(data.fresh(), {
+  const small = await server.withOptions({
     rootUsername: USER,
     rootPassword: PASSWORD,
     verifier: { checks: 'syntax' },
@@ -54,7 +53,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  await small?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -43,14 +43,15 @@ export interface ServerUnderTest {
 }
 
 /**
- * The cluster's settings in tests: a reconciler round often. Tasks of the default size (1,000 inputs): smaller ones
+ * The cluster's settings in tests: a reconciler round often (twice a second: each process not elected tries for the
+ * election then, on a connection it opens for it). Tasks of the default size (1,000 inputs): smaller ones
  * make the 65,536-entry job of export.test.ts take most of the 30 s a request may wait on this machine's two cores.
  */
-const CLUSTER_SETTINGS = { reconcileIntervalMs: 300 } as const;
+const CLUSTER_SETTINGS = { reconcileIntervalMs: 500 } as const;
 /** The signing secret of every process of a test cluster (tokens and cursors one signs, the others read). */
 const CLUSTER_TOKEN_SECRET = 'the signing secret shared by the processes of the test cluster';
 /** Connections of each process's pool: a test cluster has several processes, and test files run side by side. */
-const POOL_SIZE = 3;
+const POOL_SIZE = 2;
 
 /**
  * Data places for one test file's servers (call it at the top of the file): `fresh()` names a new one. Embedded,
