@@ -14,15 +14,15 @@ import { openPostgresStore, type PostgresJobStore } from '../../src/jobs/postgre
 import { openSqliteStore, type SqliteJobStore } from '../../src/jobs/sqlite-store.js';
 import { createServer, type StandaloneOptions } from '../../src/server/app.js';
 import { POSTGRES_URL, postgresSchemas } from '../cluster/postgres.js';
-import { REDIS_URL, testRedis, type TestRedis } from '../cluster/redis-helpers.js';
+import { REDIS_URL, testRedis } from '../cluster/redis-helpers.js';
 
-/** True when the server tests run against a cluster (MAILVERIFY_TEST_TARGET=cluster). */
-export const CLUSTER = process.env['MAILVERIFY_TEST_TARGET'] === 'cluster';
+/** Whether the server tests run against a cluster (MAILVERIFY_TEST_TARGET=cluster). */
+const CLUSTER = process.env['MAILVERIFY_TEST_TARGET'] === 'cluster';
 
 /** Where one server under test keeps its data (from `serverData`): a server started again on it finds it as it was. */
 export type ServerData =
   | { readonly target: 'embedded'; readonly dataDir: string }
-  | { readonly target: 'cluster'; readonly schema: string; readonly redis: TestRedis; readonly prefix: string };
+  | { readonly target: 'cluster'; readonly schema: string; readonly prefix: string };
 
 /** A server's options but where its data is (`ServerData` says). */
 export type TargetOptions = Omit<StandaloneOptions, 'store' | 'dataDir' | 'cluster'>;
@@ -71,7 +71,7 @@ export function serverData(name: string): { fresh(): ServerData } {
     await redis.client();
     await redis.close();
   });
-  return { fresh: () => ({ target: 'cluster', schema: schemas.fresh(), redis, prefix: `${redis.prefix}:${(count += 1)}` }) };
+  return { fresh: () => ({ target: 'cluster', schema: schemas.fresh(), prefix: `${redis.prefix}:${(count += 1)}` }) };
 }
 
 /** Starts the server under test on `data` with `options`. */
@@ -110,8 +110,8 @@ async function startCluster(data: ServerData & { target: 'cluster' }, options: T
   const close = async (): Promise<void> => {
     for (const closer of closers.splice(0).reverse()) await closer();
   };
-  /** One process of the cluster: a server on a store of its own, listening unless it only works. */
-  const member = async (memberOptions: TargetOptions, workers: number): Promise<{ app: FastifyInstance; origin?: string }> => {
+  /** One process of the cluster: a server on a store of its own; an API server (no workers) listens, its origin. */
+  const member = async (memberOptions: TargetOptions, workers: number): Promise<string | undefined> => {
     const store = await openPostgresStore({ connectionString: POSTGRES_URL, schema: data.schema, max: POOL_SIZE });
     closers.push(() => store.close());
     const app = await createServer({
@@ -121,16 +121,14 @@ async function startCluster(data: ServerData & { target: 'cluster' }, options: T
       cluster: { queue: REDIS_URL, prefix: data.prefix, workers, ...CLUSTER_SETTINGS },
     });
     closers.push(() => app.close());
-    if (workers > 0) {
-      await app.ready();
-      return { app };
-    }
-    return { app, origin: await app.listen({ host: '127.0.0.1', port: 0 }) };
+    if (workers === 0) return app.listen({ host: '127.0.0.1', port: 0 });
+    await app.ready();
+    return undefined;
   };
   const apiServers = async (apiOptions: TargetOptions): Promise<string> => {
     const origins: string[] = [];
     // One after the other: the first start of a schema makes its tables and the root account.
-    for (let n = 0; n < 2; n++) origins.push((await member(apiOptions, 0)).origin!);
+    for (let n = 0; n < 2; n++) origins.push((await member(apiOptions, 0))!);
     // A TLS server checks the client's certificate itself: its connections are passed through whole.
     const proxy = apiOptions.https === undefined ? await startRoundRobinProxy(origins) : await startRoundRobinPassThrough(origins);
     closers.push(() => proxy.close());
@@ -161,8 +159,8 @@ function endToEnd(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
 }
 
 /**
- * A reverse proxy on loopback sending each request to the next of `origins` in turn: method, path, headers and the
- * body streamed both ways, the answer's status and headers as they came.
+ * A reverse proxy on loopback sending each request to the next of `origins` in turn: method, path, end-to-end headers
+ * and the body streamed both ways, the answer's status, headers and body as they came.
  */
 async function startRoundRobinProxy(origins: readonly string[]): Promise<{ origin: string; close(): Promise<void> }> {
   const targets = origins.map((origin) => new URL(origin));
