@@ -2,37 +2,32 @@
 // (submit with a wait, read, delete): with a Standard user's HTTP Basic credentials, with its BearerAuthenticator
 // (tokens, and the TOTP step with a provider that computes the code, retried by the client on 403), with a BrowserApp
 // key, and with its ClientCertificateAuthenticator over TLS (in a child process that trusts the lab's server CA).
+// The server is the one under test (test/server/target.ts): embedded, or a cluster.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { FastifyInstance } from 'fastify';
 import { TOTP } from 'otpauth';
 import { AuthenticationError, AuthorizationError, BearerAuthenticator, VerifaliaRestClient, WaitOptions } from 'verifalia';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer } from '../../src/server/app.js';
 import { makeTlsLab, type TlsLab } from '../lab/tls-ca.js';
+import { serverData, startServerUnderTest, type ServerUnderTest } from './target.js';
 
 const ROOT = 'root';
 const ROOT_PASSWORD = 'an official client test root password';
 const ROOT_BASIC = `Basic ${Buffer.from(`${ROOT}:${ROOT_PASSWORD}`).toString('base64')}`;
 
-let dir: string;
-let app: FastifyInstance;
+const data = serverData('accounts-client');
+let server: ServerUnderTest;
 let origin: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mailverify-accounts-client-'));
-  app = await createServer({ dataDir: join(dir, 'http'), rootUsername: ROOT, rootPassword: ROOT_PASSWORD, verifier: { checks: 'syntax' } });
-  origin = await app.listen({ host: '127.0.0.1', port: 0 });
+  server = await startServerUnderTest(data.fresh(), { rootUsername: ROOT, rootPassword: ROOT_PASSWORD, verifier: { checks: 'syntax' } });
+  origin = server.origin;
 });
 
 afterAll(async () => {
-  await app?.close();
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  await server?.close();
 });
 
 /** A request as root to the server at `base`; the answer's status and JSON body. */
@@ -158,19 +153,18 @@ describe('the official client signs in as a user', () => {
 
 describe('the official client with a client certificate over TLS', () => {
   let lab: TlsLab;
-  let tls: FastifyInstance;
+  let tls: ServerUnderTest;
   let tlsOrigin: string;
 
   beforeAll(async () => {
     lab = makeTlsLab();
-    tls = await createServer({
-      dataDir: join(dir, 'tls'),
+    tls = await startServerUnderTest(data.fresh(), {
       rootUsername: ROOT,
       rootPassword: ROOT_PASSWORD,
       verifier: { checks: 'syntax' },
       https: { cert: lab.server.cert.pem, key: lab.server.key.pem, clientCa: lab.clientCa.cert.pem },
     });
-    tlsOrigin = await tls.listen({ host: '127.0.0.1', port: 0 });
+    tlsOrigin = tls.origin;
   });
 
   afterAll(async () => {

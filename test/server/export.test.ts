@@ -1,16 +1,13 @@
 // Export of a job's entries (GET /entries with Accept: CSV, xlsx, xls) through a real listening server: each file
 // read back with an independent reader (csv-parse, exceljs, SheetJS) and compared cell by cell with the job's JSON
 // entries; filters, Accept negotiation, the row maximum, and the official client's export. Jobs run offline
-// (syntax checks), except the one that must stay in progress, which runs against the mail lab.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// (syntax checks), except the one that must stay in progress, which runs against the mail lab. The servers are the
+// ones under test (test/server/target.ts): embedded on SQLite files, or clusters.
 import type { Readable } from 'node:stream';
 import * as XLSX from '@e965/xlsx';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { stringify as stringifyCsv } from 'csv-stringify/sync';
 import ExcelJS from 'exceljs';
-import type { FastifyInstance } from 'fastify';
 import {
   MimeContentType_ExcelXls,
   MimeContentType_ExcelXlsx,
@@ -20,14 +17,13 @@ import {
 } from 'verifalia';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENTRY_FIELDS, type Entry } from '../../src/engine/entry.js';
-import { openSqliteStore, type SqliteJobStore as JobStore } from '../../src/jobs/sqlite-store.js';
-import { createServer } from '../../src/server/app.js';
 import { XLS_MAX_ROWS } from '../../src/server/export/biff8.js';
 import { MAX_DATA_ROWS, XLSX_MAX_ROWS } from '../../src/server/export/index.js';
 import { cellsOf } from '../../src/server/export/rows.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
 import { libreOfficeForTests, openCsvInLibreOffice, openInLibreOffice } from '../lab/libreoffice.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
+import { serverData, startServerUnderTest, type ServerUnderTest } from './target.js';
 
 const USER = 'root';
 const PASSWORD = 'correct horse battery staple';
@@ -35,37 +31,29 @@ const BASIC = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const XLS_TYPE = 'application/vnd.ms-excel';
 
-let dir: string;
-let store: JobStore;
-let app: FastifyInstance;
+const data = serverData('export');
+let server: ServerUnderTest;
 let origin: string;
 let lab: MailLab;
-let labStore: JobStore;
-let labApp: FastifyInstance;
+let labServer: ServerUnderTest;
 let labOrigin: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mailverify-export-'));
-  store = await openSqliteStore(join(dir, 'jobs.db'));
-  app = await createServer({ store, rootUsername: USER, rootPassword: PASSWORD, verifier: { checks: 'syntax' } });
-  origin = await app.listen({ host: '127.0.0.1', port: 0 });
+  server = await startServerUnderTest(data.fresh(), { rootUsername: USER, rootPassword: PASSWORD, verifier: { checks: 'syntax' } });
+  origin = server.origin;
   lab = await startMailLab({
     engine: 'raw',
     servers: { slow: { mailboxes: ['alice'], delayMs: { rcpt: 700 } } },
     domains: { 'slow-srv.com': ['slow'] },
   });
-  labStore = await openSqliteStore(join(dir, 'lab.db'));
-  labApp = await createServer({ store: labStore, rootUsername: USER, rootPassword: PASSWORD, verifier: labVerifierOptions(lab) });
-  labOrigin = await labApp.listen({ host: '127.0.0.1', port: 0 });
+  labServer = await startServerUnderTest(data.fresh(), { rootUsername: USER, rootPassword: PASSWORD, verifier: labVerifierOptions(lab) });
+  labOrigin = labServer.origin;
 });
 
 afterAll(async () => {
-  await app?.close();
-  await store?.close();
-  await labApp?.close();
-  await labStore?.close();
+  await server?.close();
+  await labServer?.close();
   await lab?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface Answer {
@@ -474,7 +462,7 @@ describe('filters', () => {
       expect((await readXlsx(xlsx.bytes)).slice(1)).toEqual(expected.map(expectedCells));
       const xls = await call('GET', `/v2.7/email-validations/${id}/entries?${query}`, { accept: XLS_TYPE });
       expect(readXls(xls.bytes).rows.slice(1)).toEqual(expected.map(expectedCells));
-      expect(await store.countEntries(id, filterOf(query))).toBe(expected.length);
+      expect(await server.store.countEntries(id, filterOf(query))).toBe(expected.length);
     }
     // The filter matched something each time but not everything.
     expect((await jsonEntries(id, 'status=Success')).length).toBeGreaterThan(0);

@@ -1,19 +1,19 @@
 // File import (POST /email-validations as multipart/form-data) through a real listening server: every file type,
 // the rows/column/sheet/delimiter/line-ending settings, charsets, the 400/413/415 answers, hostile files (a zip bomb,
 // a 100 MB line, a million empty rows, an unclosed quote) while the server goes on answering, and the official
-// client's file upload. Jobs run offline (syntax checks only); the store is a real SQLite file, uploads real files.
+// client's file upload. Jobs run offline (syntax checks only); uploads are real files; the server is the one under test
+// (test/server/target.ts): embedded on a real SQLite file, or a cluster.
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32, deflateRawSync } from 'node:zlib';
 import * as XLSX from '@e965/xlsx';
 import ExcelJS from 'exceljs';
-import type { FastifyInstance } from 'fastify';
 import iconv from 'iconv-lite';
 import { VerifaliaRestClient, WaitOptions } from 'verifalia';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer } from '../../src/server/app.js';
 import { writeRichTextSharedStringWorkbook } from '../lab/hostile-workbook.js';
+import { serverData, startServerUnderTest, type ServerUnderTest } from './target.js';
 
 const USER = 'root';
 const PASSWORD = 'import test password';
@@ -21,41 +21,38 @@ const BASIC = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 const XLS_TYPE = 'application/vnd.ms-excel';
 
+const data = serverData('import');
 let dir: string;
 let uploads: string;
-let app: FastifyInstance;
+let server: ServerUnderTest;
 let origin: string;
-/** A second server with small caps: a 1 MiB upload, 3 entries per job. */
-let small: FastifyInstance;
+/** A second server on the same data with small caps: a 1 MiB upload, 3 entries per job. */
 let smallOrigin: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mailverify-import-test-'));
   uploads = join(dir, 'uploads');
   mkdirSync(uploads);
-  app = await createServer({
-    dataDir: join(dir, 'data'),
+  server = await startServerUnderTest(data.fresh(), {
     rootUsername: USER,
     rootPassword: PASSWORD,
     verifier: { checks: 'syntax' },
     // Room for the 100 MB line, so that the row cap (not the upload cap) answers it.
     fileImport: { maxFileBytes: 128 * 1024 * 1024, tempDir: uploads },
   });
-  origin = await app.listen({ host: '127.0.0.1', port: 0 });
-  small = await createServer({
-    dataDir: join(dir, 'small'),
+  origin = server.origin;
+  const small = await server.withOptions({
     rootUsername: USER,
     rootPassword: PASSWORD,
     verifier: { checks: 'syntax' },
     maxEntriesPerJob: 3,
     fileImport: { maxFileBytes: 1024 * 1024, tempDir: uploads },
   });
-  smallOrigin = await small.listen({ host: '127.0.0.1', port: 0 });
+  smallOrigin = small.origin;
 });
 
 afterAll(async () => {
-  await app?.close();
-  await small?.close();
+  await server?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -1,18 +1,14 @@
 // What happens to a job after it completes, through a real listening server: its completion callback reaches a real
 // receiver on loopback (retried across a restart, dropped with the job), and its retention ends in 410, then 404.
 // Jobs run offline (checks: 'syntax'); the server's clock is a ManualClock the tests move forward, and a restart is a
-// new server on the same data.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+// new server on the same data. The server is the one under test (test/server/target.ts): embedded on a SQLite file,
+// or a cluster (its every process on the one clock; a restart stops them all and starts new ones).
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/jobs/clock.js';
-import { openSqliteStore, type SqliteJobStore as JobStore } from '../../src/jobs/sqlite-store.js';
-import { createServer } from '../../src/server/app.js';
 import { startReceiver, type CallbackReceiver, type ScriptedAnswer } from '../jobs/callback-receiver.js';
 import { ManualClock } from '../jobs/manual-clock.js';
 import { expectNoLeak } from '../lab/leaks.js';
+import { serverData, startServerUnderTest, type ServerData, type ServerUnderTest } from './target.js';
 
 const USER = 'root';
 const PASSWORD = 'a lifecycle password';
@@ -20,13 +16,7 @@ const BASIC = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'mailverify-lifecycle-'));
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+const data = serverData('lifecycle');
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -34,30 +24,28 @@ afterEach(async () => {
 });
 
 interface Running {
-  app: FastifyInstance;
   origin: string;
+  store: ServerUnderTest['store'];
   close(): Promise<void>;
 }
 
-/** A listening server on `data` (a data folder, or a store of the test's), on `clock`. */
-async function start(data: { dataDir: string } | { store: JobStore }, clock?: Clock): Promise<Running> {
-  const app = await createServer({
-    ...data,
+/** A listening server on `place`, on `clock`. */
+async function start(place: ServerData, clock?: Clock): Promise<Running> {
+  const server = await startServerUnderTest(place, {
     rootUsername: USER,
     rootPassword: PASSWORD,
     verifier: { checks: 'syntax', allowPrivateAddresses: true },
     callbackTimeoutMs: 400,
     ...(clock !== undefined && { clock }),
   });
-  const origin = await app.listen({ host: '127.0.0.1', port: 0 });
   let closed = false;
   const running = {
-    app,
-    origin,
+    origin: server.origin,
+    store: server.store,
     async close() {
       if (closed) return;
       closed = true;
-      await app.close();
+      await server.close();
     },
   };
   cleanups.push(() => running.close());
@@ -103,7 +91,7 @@ describe('completion callback', () => {
   it('is POSTed to the job\'s callback URL when the job completes (version 1.1 with the name)', async () => {
     const clock = new ManualClock();
     const hook = await receiver(clock);
-    const server = await start({ dataDir: join(dir, 'callback') }, clock);
+    const server = await start(data.fresh(), clock);
     const overview = await submit(server.origin, { name: 'newsletter', callback: { url: `${hook.origin}/done` } });
     await hook.waitFor(1);
     expect(hook.received[0]!.url).toBe('/done');
@@ -115,15 +103,15 @@ describe('completion callback', () => {
   it('a failed delivery is tried again after a restart, 10 s after the first try, with the same key and body', async () => {
     const clock = new ManualClock();
     const hook = await receiver(clock, [{ status: 500 }]);
-    const dataDir = join(dir, 'retry-restart');
-    const before = await start({ dataDir }, clock);
+    const place = data.fresh();
+    const before = await start(place, clock);
     await submit(before.origin, { callback: { url: hook.origin, version: '1.0' } });
     await hook.waitFor(1);
     const firstTry = hook.received[0]!.at;
     await until(() => clock.timers().includes(firstTry + 10_000), 'the retry is scheduled');
     await before.close();
 
-    await start({ dataDir }, clock);
+    await start(place, clock);
     clock.advanceTo(firstTry + 10_000 - 1);
     await until(() => clock.timers().includes(firstTry + 10_000), 'the new process has scheduled the retry');
     expect(hook.received).toHaveLength(1);
@@ -137,9 +125,8 @@ describe('completion callback', () => {
   it('a pending delivery is dropped when its job is deleted', async () => {
     const clock = new ManualClock();
     const hook = await receiver(clock, [{ status: 500 }]);
-    const store = await openSqliteStore(join(dir, 'delete.db'));
-    const server = await start({ store }, clock);
-    cleanups.unshift(() => store.close());
+    const server = await start(data.fresh(), clock);
+    const { store } = server;
     const overview = await submit(server.origin, { callback: { url: hook.origin } });
     await hook.waitFor(1);
     await until(async () => (await store.nextCallbackAt()) === hook.received[0]!.at + 10_000, 'the retry is in the outbox');
@@ -154,7 +141,7 @@ describe('completion callback', () => {
     await expectNoLeak(async () => {
       const hook = await startReceiver({ now: () => Date.now(), setTimeout, clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout) });
       try {
-        const server = await start({ dataDir: join(dir, 'no-leak') });
+        const server = await start(data.fresh());
         await submit(server.origin, { callback: { url: hook.origin } });
         await hook.waitFor(1);
         await server.close();
@@ -168,7 +155,7 @@ describe('completion callback', () => {
 describe('retention', () => {
   it('a job past its retention answers 410 within a minute, and 404 once its tombstone is removed 30 days later', async () => {
     const clock = new ManualClock();
-    const server = await start({ dataDir: join(dir, 'retention') }, clock);
+    const server = await start(data.fresh(), clock);
     const overview = await submit(server.origin, { retention: '0:05:00' });
     expect(overview.retention).toBe('00:05:00');
     const path = `/v2.7/email-validations/${overview.id}`;
@@ -184,14 +171,14 @@ describe('retention', () => {
 
   it('through a restart: a job whose retention ended while the server was down answers 410 after it starts again', async () => {
     const clock = new ManualClock();
-    const dataDir = join(dir, 'retention-restart');
-    const before = await start({ dataDir }, clock);
+    const place = data.fresh();
+    const before = await start(place, clock);
     const overview = await submit(before.origin, { retention: '0:05:00' });
     const path = `/v2.7/email-validations/${overview.id}`;
     await before.close();
     clock.advance(6 * MINUTE);
 
-    const after = await start({ dataDir }, clock);
+    const after = await start(place, clock);
     await until(async () => (await call(after.origin, 'GET', path)).status === 410, 'the job expired');
     const tombstones = await call(after.origin, 'GET', '/v2.7/email-validations?status=Expired');
     expect(tombstones.body.data.map((job: { id: string; status: string }) => [job.id, job.status])).toEqual([[overview.id, 'Expired']]);

@@ -1,26 +1,20 @@
 // The 2.x REST interface through a real listening server: raw HTTP for every status code and paging rule, and the
 // official client (npm `verifalia`, unmodified) for submit, wait, list, read and delete. Jobs run against the mail lab;
-// the store is a real SQLite file.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// the server is the one under test (test/server/target.ts): embedded on a real SQLite file, or a cluster.
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
 import { VerifaliaRestClient, WaitOptions } from 'verifalia';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteStore, type SqliteJobStore as JobStore } from '../../src/jobs/sqlite-store.js';
-import { createServer } from '../../src/server/app.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
+import { serverData, startServerUnderTest, type ServerUnderTest } from './target.js';
 
 const USER = 'root';
 const PASSWORD = 'correct horse battery staple';
 const BASIC = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 
+const data = serverData('server');
 let lab: MailLab;
-let dir: string;
-let store: JobStore;
-let app: FastifyInstance;
+let server: ServerUnderTest;
 let origin: string;
 
 beforeAll(async () => {
@@ -32,23 +26,18 @@ beforeAll(async () => {
     },
     domains: { 'quick-srv.com': ['quick'], 'slow-srv.com': ['slow'] },
   });
-  dir = mkdtempSync(join(tmpdir(), 'mailverify-server-'));
-  store = await openSqliteStore(join(dir, 'jobs.db'));
-  app = await createServer({
-    store,
+  server = await startServerUnderTest(data.fresh(), {
     rootUsername: USER,
     rootPassword: PASSWORD,
     verifier: labVerifierOptions(lab),
     tokenLifetimeMs: 60_000,
   });
-  origin = await app.listen({ host: '127.0.0.1', port: 0 });
+  origin = server.origin;
 });
 
 afterAll(async () => {
-  await app?.close();
-  await store?.close();
+  await server?.close();
   await lab?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface Answer {
@@ -160,19 +149,15 @@ describe('submission', () => {
 
   it('415 for a body that is not JSON, 413 for one over the limit', async () => {
     expectProblem(await call('POST', '/v2.7/email-validations', 'a@b.c', { 'content-type': 'text/plain' }), 415);
-    const small = await createServer({ store, rootUsername: USER, rootPassword: PASSWORD, verifier: labVerifierOptions(lab), bodyLimit: 1000 });
-    try {
-      const response = await small.inject({
-        method: 'POST',
-        url: '/v2.7/email-validations',
-        headers: { authorization: BASIC, 'content-type': 'application/json' },
-        payload: JSON.stringify({ entries: quickEntries(100) }),
-      });
-      expect(response.statusCode).toBe(413);
-      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-    } finally {
-      await small.close();
-    }
+    const small = await server.withOptions({ rootUsername: USER, rootPassword: PASSWORD, verifier: labVerifierOptions(lab), bodyLimit: 1000 });
+    const response = await fetch(`${small.origin}/v2.7/email-validations`, {
+      method: 'POST',
+      headers: { authorization: BASIC, 'content-type': 'application/json' },
+      body: JSON.stringify({ entries: quickEntries(100) }),
+    });
+    await response.arrayBuffer();
+    expect(response.status).toBe(413);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   });
 });
 
@@ -260,7 +245,7 @@ describe('a job\'s resources', () => {
   it('404 for an unknown id; root reads and deletes another owner\'s job; 410 once deleted; DELETE 200 then 410', async () => {
     expectProblem(await call('GET', `/v2.7/email-validations/${randomUUID()}`), 404);
     expectProblem(await call('GET', '/v2.7/email-validations/not-an-id'), 404);
-    const foreign = await store.createJob(
+    const foreign = await server.store.createJob(
       { id: randomUUID(), owner: randomUUID(), clientIP: '192.0.2.1', quality: 'Standard', deduplication: 'Off', interface: 'v2', createdOn: new Date().toISOString() },
       [{ inputData: 'x@quick-srv.com' }],
     );
