@@ -144,7 +144,7 @@ async function runJob(origin: string, bench: Bench): Promise<{ id: string; wallM
   for (;;) {
     const overview = await call<{ status: string }>(origin, 'GET', `${API}/${id}/overview?waitTime=30000`);
     if (overview.body.status === 'Completed') break;
-    if (overview.status !== 200 || !['InProgress', 'Queued', 'Pending'].includes(overview.body.status)) {
+    if ((overview.status !== 200 && overview.status !== 202) || overview.body.status !== 'InProgress') {
       throw new Error(`job ${id}: ${overview.status} ${JSON.stringify(overview.body)}`);
     }
     if (performance.now() - started > RUN_TIMEOUT_MS) throw new Error(`job ${id} not completed in ${RUN_TIMEOUT_MS / 60_000} min`);
