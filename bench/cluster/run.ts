@@ -405,6 +405,8 @@ async function main(): Promise<void> {
           for (const config of [...configs.slice(shift), ...configs.slice(0, shift)]) {
             const m = config.workers === 0 ? await measureEmbedded(lab, kind, bench, round) : await measureCluster(lab, kind, bench, round, config, admin);
             results.push(m);
+            // The table so far, so that a run stopped early still leaves what it measured.
+            if (!quick) writeFileSync(LAST_RUN, `${report(results, [...header, `(after ${results.length} runs)`])}\n`);
             console.log(
               `round ${round}, ${kind.name}, ${config.name}: ${m.wallS.toFixed(2)} s, CPU ${µs(cpuService(m)).toFixed(0)} µs/address (+ PG ${µs(m.cpuPostgresS).toFixed(0)}, Redis ${µs(m.cpuRedisS).toFixed(0)}; lab ${µs(m.cpuLabS).toFixed(0)}), most per exchanger ${m.maxPerExchanger}, in all ${m.maxTotal}, PG commits ${m.pgCommits}, rows ${m.pgInserted}/${m.pgUpdated}/${m.pgFetched}, Redis ${m.redisCommands}${m.redisTop.length > 0 ? ` (${m.redisTop.map(([c, n]) => `${c} ${n}`).join(', ')})` : ''}, entries table ${(m.entriesTableBytes / 1048576).toFixed(1)} MiB, wrong ${m.wrong}`,
             );

@@ -497,11 +497,13 @@ export class PostgresJobStore implements ServiceStore {
       if (rows[0]!['status'] === 'Deleted' || rows[0]!['status'] === 'Expired') return { saved: 0, completed: false };
       const job = Number(rows[0]!['sequence']);
       if (indexes.length === 0) return { saved: 0, completed: await then(client, job) };
+      // The indexes in the WHERE as well as in the join: without them the planner, which rarely has statistics of a job
+      // inserted moments ago, reads every entry of the job for each batch (a job's writes grew with its size squared).
       const saved = await client.query(
         `UPDATE entries AS e
          SET status = v.status, result = CASE WHEN v.input_data = e.input_data THEN v.same_input ELSE v.own_input END
          FROM unnest($2::integer[], $3::text[], $4::text[], $5::text[], $6::text[]) AS v (idx, status, input_data, same_input, own_input)
-         WHERE e.job = $1 AND e.idx = v.idx AND e.result IS NULL`,
+         WHERE e.job = $1 AND e.idx = v.idx AND e.idx = ANY($2::integer[]) AND e.result IS NULL`,
         [job, indexes, statuses, inputData, sameInput, ownInput],
       );
       const count = saved.rowCount ?? 0;
