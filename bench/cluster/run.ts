@@ -15,6 +15,7 @@
  *   npm run bench:cluster                      # 100,000 addresses, 2,000 domains, 2 rounds
  *   npm run bench:cluster -- --quick           # 10,000 addresses over 200 domains, one round
  *   npm run bench:cluster -- --rounds=3 --labs=cpu --configs=embedded,cluster-1
+ *   npm run bench:cluster -- --analyze         # ANALYZE the entries table right after the 202 (cluster runs)
  *
  * The results are printed as markdown and written to bench/cluster/last-run.md (not with --quick).
  */
@@ -135,12 +136,13 @@ async function call<T>(origin: string, method: string, path: string, body?: stri
 }
 
 /** Submits the addresses as one job; resolves with its id and the time from the POST to Completed. */
-async function runJob(origin: string, bench: Bench): Promise<{ id: string; wallMs: number }> {
+async function runJob(origin: string, bench: Bench, afterSubmit?: () => Promise<void>): Promise<{ id: string; wallMs: number }> {
   const body = JSON.stringify({ entries: bench.addresses.map((entry) => ({ inputData: entry.address })) });
   const started = performance.now();
   const answer = await call<{ overview: { id: string }; detail?: string }>(origin, 'POST', API, body);
   if (answer.status !== 202) throw new Error(`POST: ${answer.status} ${answer.body.detail}`);
   const id = answer.body.overview.id;
+  await afterSubmit?.();
   for (;;) {
     const overview = await call<{ status: string }>(origin, 'GET', `${API}/${id}/overview?waitTime=30000`);
     if (overview.body.status === 'Completed') break;
@@ -284,7 +286,15 @@ async function measureCluster(lab: MailLab, kind: LabKind, bench: Bench, round: 
       api: cpuSeconds(apiPid), workers: sumCpu(workerPids), redis: cpuSeconds(redisProcess),
       pg: await pgCounters(admin, database), redis_: redisInfo(redis.url), lab: process.cpuUsage(),
     };
-    const { id, wallMs } = await runJob(api.origin, bench);
+    // --analyze: statistics for the new job's entries at once, instead of whenever autovacuum gets to them.
+    const analyze = async (): Promise<void> => {
+      if (!process.argv.includes('--analyze')) return;
+      const client = new pg.Client({ connectionString: `${POSTGRES}/${database}` });
+      await client.connect();
+      await client.query('ANALYZE entries');
+      await client.end();
+    };
+    const { id, wallMs } = await runJob(api.origin, bench, analyze);
     const redisAfter = redisInfo(redis.url);
     const cpuApiS = cpuSeconds(apiPid) - before.api;
     const cpuWorkersS = sumCpu(workerPids) - before.workers;
