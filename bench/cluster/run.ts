@@ -16,6 +16,7 @@
  *   npm run bench:cluster -- --quick           # 10,000 addresses over 200 domains, one round
  *   npm run bench:cluster -- --rounds=3 --labs=cpu --configs=embedded,cluster-1
  *   npm run bench:cluster -- --analyze         # ANALYZE the entries table right after the 202 (cluster runs)
+ *   npm run bench:cluster -- --worker-cpu-prof=DIR   # each worker process writes a V8 CPU profile into DIR
  *
  * The results are printed as markdown and written to bench/cluster/last-run.md (not with --quick).
  */
@@ -274,7 +275,8 @@ async function measureCluster(lab: MailLab, kind: LabKind, bench: Bench, round: 
     redis = await startPrivateRedis();
     const args = ['--store', `${POSTGRES}/${database}`, '--queue', redis.url, '--cluster-prefix', `bench${process.pid}`, ...verifierArgs(lab)];
     api = await startServe(['--workers', '0', ...args], ENV);
-    for (let n = 0; n < config.workers; n++) workers.push(await startWorker(args));
+    const profile = argument('worker-cpu-prof');
+    for (let n = 0; n < config.workers; n++) workers.push(await startWorker(args, profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profile]));
     lab.reset();
     await new Promise((resolve) => setTimeout(resolve, STATS_FLUSH_MS));
     const workerPids = workers.map((worker) => worker.child.pid!);
