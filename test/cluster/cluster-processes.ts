@@ -31,9 +31,9 @@ export function startApi(args: readonly string[]): Promise<ServeProcess> {
   return startServe(['--workers', '0', ...args], { MAILVERIFY_ROOT_PASSWORD: ROOT_PASSWORD, MAILVERIFY_LOG_LEVEL: 'warn' });
 }
 
-/** `mailverify worker` with `args`; resolves once it says it is ready. */
-export async function startWorker(args: readonly string[]): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [CLI, 'worker', ...args], { env: { ...process.env, MAILVERIFY_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `mailverify worker` with `args` (and Node's own `nodeArgs`, e.g. --cpu-prof); resolves once it says it is ready. */
+export async function startWorker(args: readonly string[], nodeArgs: readonly string[] = []): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'worker', ...args], { env: { ...process.env, MAILVERIFY_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
