@@ -113,6 +113,11 @@ export class ClusterJobs implements JobRunner {
     return store.getJob(id);
   }
 
+  /** The queue's tasks by state (for metrics). */
+  async taskCounts(): Promise<Record<string, number>> {
+    return this.#queue.getJobCounts('wait', 'prioritized', 'delayed', 'active');
+  }
+
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;

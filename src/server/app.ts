@@ -239,6 +239,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     });
     jobs = cluster.jobs;
     sharedDefaults = cluster.sharedCounters;
+    metrics?.queueTasks(() => cluster.jobs.taskCounts());
     ready = () => cluster.ready();
     // Workers hand their tasks back, the jobs front stops waiting, then the clients close.
     stopJobs = async () => {

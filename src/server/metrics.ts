@@ -83,6 +83,22 @@ export class ServerMetrics {
   }
 
   /** Counts every request the routes of `app` (and its child plugins) answer. Call before registering them. */
+  /**
+   * The work queue of a cluster, read at each scrape: its tasks by state (waiting, prioritized, delayed until a later
+   * pass, active). A queue that keeps growing wants more workers; delayed tasks are passes waiting for their time.
+   */
+  queueTasks(counts: () => Promise<Record<string, number>>): void {
+    new Gauge({
+      name: 'mailverify_queue_tasks',
+      help: 'Tasks of the cluster work queue, by state.',
+      labelNames: ['state'],
+      registers: [this.registry],
+      async collect() {
+        for (const [state, count] of Object.entries(await counts())) this.set({ state }, count);
+      },
+    });
+  }
+
   instrument(app: FastifyInstance): void {
     app.addHook('onResponse', (request, reply, done) => {
       const labels = {

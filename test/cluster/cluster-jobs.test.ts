@@ -185,4 +185,23 @@ describe('cluster: API servers and workers on PostgreSQL and Redis', () => {
     expect(ended?.status).toBe('Deleted');
     expect((await store.entries(id, { limit: 100 })).data).toEqual([]);
   });
+
+  it('/metrics of an API server counts the queue\'s tasks by state, and its /ready needs Redis as well as the store', async () => {
+    const schema = schemas.fresh();
+    const api = await start({
+      store: await schemas.open(schema),
+      verifier: verifierOptions,
+      metrics: true,
+      cluster: { queue: REDIS_URL, prefix: `${redis.prefix}-${schema}`, workers: 0 },
+    });
+    running.push(api);
+    // No worker: the plan task of a submission waits in the queue.
+    const submitted = await api.call('POST', '/v2.7/email-validations', { json: { entries: [{ inputData: 'alice@a-cluster.com' }] } });
+    expect(submitted.status, submitted.text).toBe(202);
+    const metrics = await api.call('GET', '/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toMatch(/^mailverify_queue_tasks\{state="(wait|prioritized)"\} 1$/m);
+    expect(metrics.text).toMatch(/^mailverify_queue_tasks\{state="active"\} 0$/m);
+    expect((await api.call('GET', '/ready', { auth: null })).status).toBe(200);
+  });
 });
