@@ -85,13 +85,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<num
   }
   process.stdout.write(`mailverify listening on ${origin}\n`);
 
-  const reason = await stop.reason;
-  process.stderr.write(`mailverify: ${reason}: stopping\n`);
-  const deadline = setTimeout(() => {
-    process.stderr.write('mailverify: did not stop within 10 s; exiting\n');
-    process.exit(1);
-  }, STOP_DEADLINE_MS);
-  deadline.unref();
+  const stopped = beginStop(await stop.reason);
   // Requests still being received or answered after a grace (a body that never ends, a client that stopped reading an
   // export) are cut, so that they cannot hold the stop past its deadline; idle connections are closed at once.
   const grace = setTimeout(() => app.server.closeAllConnections(), STOP_GRACE_MS);
@@ -99,7 +93,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<num
   await app.close();
   await closeStore();
   clearTimeout(grace);
-  clearTimeout(deadline);
+  stopped();
   return 0;
 }
 
@@ -112,6 +106,20 @@ export async function openSharedStore(store: { readonly url: string; readonly sc
     // The driver's messages name the server, the role or the database, never the URL or its password.
     throw new Error(`the PostgreSQL store (--store) cannot be opened: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/**
+ * Says why the process stops and makes sure it does within STOP_DEADLINE_MS: past it, it exits with 1 whatever is
+ * still under way. Returns the function to call once it has stopped.
+ */
+export function beginStop(reason: string): () => void {
+  process.stderr.write(`mailverify: ${reason}: stopping\n`);
+  const deadline = setTimeout(() => {
+    process.stderr.write('mailverify: did not stop within 10 s; exiting\n');
+    process.exit(1);
+  }, STOP_DEADLINE_MS);
+  deadline.unref();
+  return () => clearTimeout(deadline);
 }
 
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];

@@ -7,7 +7,7 @@
  * and go back to the queue, and it exits within 10 seconds.
  */
 import { UsageError } from './engine-flags.js';
-import { openSharedStore, stopRequest } from './serve.js';
+import { beginStop, openSharedStore, stopRequest } from './serve.js';
 import { commandSettings, optionsHelp } from './serve-options.js';
 
 export const WORKER_USAGE = `Usage: mailverify worker --store postgres://... --queue redis://... [options]
@@ -23,8 +23,6 @@ ${optionsHelp()}
 
 Signals: SIGTERM, SIGINT or SIGHUP stop the worker: running tasks store what they have and go
 back to the queue for another worker, and it exits within 10 seconds.`;
-
-const STOP_DEADLINE_MS = 10_000;
 
 export async function worker(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const settings = commandSettings(argv, env, WORKER_USAGE);
@@ -67,16 +65,10 @@ export async function worker(argv: string[], env: NodeJS.ProcessEnv): Promise<nu
     throw error;
   }
   process.stdout.write(`mailverify worker ready (${runtime.workers.length} worker${runtime.workers.length === 1 ? '' : 's'})\n`);
-  const reason = await stop.reason;
-  process.stderr.write(`mailverify: ${reason}: stopping\n`);
-  const deadline = setTimeout(() => {
-    process.stderr.write('mailverify: did not stop within 10 s; exiting\n');
-    process.exit(1);
-  }, STOP_DEADLINE_MS);
-  deadline.unref();
+  const stopped = beginStop(await stop.reason);
   await runtime.close();
   await store.close();
-  clearTimeout(deadline);
+  stopped();
   return 0;
 }
 

@@ -3,11 +3,11 @@
 // the largest balance; reservations free credits first, refused for insufficient credit before the monthly maximum,
 // taking nothing when refused; given back whole, or settled with the job's completion or end (Duplicate entries and
 // entries never answered released); settled at start for finished jobs and jobs never stored; the daily usage paged.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_BALANCE_MICRO, MICRO } from '../../src/accounts/credits.js';
 import type { ServiceStore } from '../../src/jobs/types.js';
 import { entryFor, inputsOf, newJob } from '../jobs/job-store-suite.js';
-import type { ServiceStoreUnderTest } from './user-store-suite.js';
+import { storeOpener, type ServiceStoreUnderTest } from './user-store-suite.js';
 
 export interface CreditStoreUnderTest extends ServiceStoreUnderTest {
   /**
@@ -32,15 +32,7 @@ export const reservation = (jobId: string, entries: number, overrides: Partial<R
 /** The shared tests, in a `describe` named `name`. */
 export function describeCreditStore(name: string, subject: CreditStoreUnderTest): void {
   describe(name, () => {
-    const open: ServiceStore[] = [];
-    async function openStore(place = subject.fresh()): Promise<ServiceStore> {
-      const store = await subject.open(place);
-      open.push(store);
-      return store;
-    }
-    afterEach(async () => {
-      for (const store of open.splice(0)) await store.close();
-    });
+    const openStore = storeOpener(subject);
 
     it('adds packs to an empty balance up to its largest value, refusing amounts that are not positive integers', async () => {
       const store = await openStore();

@@ -13,6 +13,19 @@ export interface ServiceStoreUnderTest {
   open(place: string): Promise<ServiceStore>;
 }
 
+/** Inside a `describe`: opens stores of `subject` (on a fresh place unless told), each closed after its test. */
+export function storeOpener(subject: ServiceStoreUnderTest): (place?: string) => Promise<ServiceStore> {
+  const open: ServiceStore[] = [];
+  afterEach(async () => {
+    for (const store of open.splice(0)) await store.close();
+  });
+  return async (place = subject.fresh()) => {
+    const store = await subject.open(place);
+    open.push(store);
+    return store;
+  };
+}
+
 export function userRecord(id: string, username: string | undefined, overrides: Partial<UserRecord> = {}, displayName = id): UserRecord {
   return {
     id,
@@ -27,15 +40,7 @@ export function userRecord(id: string, username: string | undefined, overrides: 
 /** The shared tests, in a `describe` named `name`. */
 export function describeUserStore(name: string, subject: ServiceStoreUnderTest): void {
   describe(name, () => {
-    const open: ServiceStore[] = [];
-    async function openStore(place = subject.fresh()): Promise<ServiceStore> {
-      const store = await subject.open(place);
-      open.push(store);
-      return store;
-    }
-    afterEach(async () => {
-      for (const store of open.splice(0)) await store.close();
-    });
+    const openStore = storeOpener(subject);
 
     it('creates, reads by id and by username case-insensitively, and keeps them across a reopening', async () => {
       const place = subject.fresh();
