@@ -191,6 +191,9 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   if (credits !== null && options.store !== undefined && !isCreditStore(options.store)) {
     throw new Error('mailverify: credits are accounted in the store: the given store does not keep credits (CreditStore)');
   }
+  if (options.cluster !== undefined && options.store === undefined) {
+    throw new TypeError('mailverify: option cluster needs a PostgreSQL store (option store: openPostgresStore(...)), shared by every process');
+  }
   const store = options.store ?? (await openDataDir(options.dataDir ?? DEFAULT_DATA_DIR, app.log));
   const rootId = await rootAccountId(store, app.log);
   if (overrides !== undefined) await setAccountOverrides(store, overrides);
