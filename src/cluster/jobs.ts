@@ -10,7 +10,7 @@ import { lazyDraft, type JobProgress, type JobRunner } from '../jobs/jobs.js';
 import type { Listening, PostgresJobStore } from '../jobs/postgres-store.js';
 import type { JobDraft, JobInput, JobRecord, NewJob } from '../jobs/types.js';
 import { withDeadline } from './deadline.js';
-import { QUEUE_NAME, addPlanTask, type Task } from './tasks.js';
+import { addPlanTask, openTaskQueue, type Task } from './tasks.js';
 
 /** How long a submission waits for the queue before it leaves the job to the reconciler. */
 const ENQUEUE_TIMEOUT_MS = 2_000;
@@ -42,9 +42,7 @@ export class ClusterJobs implements JobRunner {
   }
 
   static async open(options: ClusterJobsOptions): Promise<ClusterJobs> {
-    const { Queue } = await import('bullmq');
-    const queue = new Queue<Task>(QUEUE_NAME, { connection: options.redis, prefix: options.queuePrefix });
-    queue.on('error', () => {});
+    const queue = await openTaskQueue(options.redis, options.queuePrefix);
     const jobs = new ClusterJobs(options, queue);
     try {
       jobs.#listening = await options.store.listenJobEnds(

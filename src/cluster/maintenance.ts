@@ -15,7 +15,7 @@ import { completionNow } from '../jobs/callbacks.js';
 import { realClock, type Clock } from '../jobs/clock.js';
 import type { Hold, Listening, PostgresJobStore } from '../jobs/postgres-store.js';
 import type { JobRecord } from '../jobs/types.js';
-import { QUEUE_NAME, addPlanTask, type Task } from './tasks.js';
+import { addPlanTask, openTaskQueue, type Task } from './tasks.js';
 
 /** A duty of the elected process: started when it is elected, closed when it stops being it. */
 export interface Duty {
@@ -66,23 +66,10 @@ export class ClusterMaintenance {
   }
 
   static async start(options: MaintenanceOptions): Promise<ClusterMaintenance> {
-    const { Queue } = await import('bullmq');
-    const queue = new Queue<Task>(QUEUE_NAME, { connection: options.redis, prefix: options.queuePrefix });
-    queue.on('error', () => {});
+    const queue = await openTaskQueue(options.redis, options.queuePrefix);
     const maintenance = new ClusterMaintenance(options, queue);
     maintenance.#schedule(0);
     return maintenance;
-  }
-
-  /** Whether this process is the elected one now. */
-  get elected(): boolean {
-    return this.#hold !== null;
-  }
-
-  /** Runs one round now (and waits for it): tests and operators need not wait for the interval. */
-  async runRound(): Promise<void> {
-    this.#round = this.#round.then(() => this.#roundOnce());
-    await this.#round;
   }
 
   async close(): Promise<void> {

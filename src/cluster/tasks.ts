@@ -10,6 +10,7 @@
  * worker died) is queued once.
  */
 import type { JobsOptions, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { JobRecord } from '../jobs/types.js';
 
 export const QUEUE_NAME = 'verify';
@@ -68,4 +69,15 @@ export async function addPlanTask(queue: Queue<Task>, job: JobRecord): Promise<v
   const generation = Date.now().toString(36);
   const task: PlanTask = { kind: 'plan', jobId: job.id, generation };
   await queue.add('plan', task, { ...TASK_DEFAULTS, jobId: planTaskId(job.id, generation), priority: queuePriority(job.priority) });
+}
+
+/**
+ * The cluster's queue of tasks on `redis` (a client with `maxRetriesPerRequest: null`), loading BullMQ only now. Its
+ * connection errors (Redis restarting) are retried by BullMQ and must not crash the process.
+ */
+export async function openTaskQueue(redis: Redis, queuePrefix: string): Promise<Queue<Task>> {
+  const { Queue } = await import('bullmq');
+  const queue = new Queue<Task>(QUEUE_NAME, { connection: redis, prefix: queuePrefix });
+  queue.on('error', () => {});
+  return queue;
 }

@@ -17,19 +17,18 @@ import type { Job as QueueTask, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { SETTLED, type SettledInput } from '../engine/batch.js';
 import type { Entry } from '../engine/entry.js';
-import type { OverrideRule } from '../engine/overrides.js';
 import { planningFor } from '../engine/verifier.js';
 import type { Planning } from '../engine/planning.js';
 import { findQuality, type QualityLevel } from '../engine/quality.js';
 import type { Verifier } from '../engine/verifier.js';
 import { completionNow } from '../jobs/callbacks.js';
 import { realClock, type Clock } from '../jobs/clock.js';
-import { readOverrideList } from '../jobs/overrides.js';
+import { OverrideLists } from '../jobs/overrides.js';
 import type { PostgresJobStore } from '../jobs/postgres-store.js';
 import type { JobInput, JobRecord } from '../jobs/types.js';
 import { withDeadline } from './deadline.js';
 import { planJob } from './planner.js';
-import { QUEUE_NAME, TASK_DEFAULTS, queuePriority, verifyTaskId, type PlanTask, type Task, type VerifyTask } from './tasks.js';
+import { QUEUE_NAME, TASK_DEFAULTS, openTaskQueue, queuePriority, verifyTaskId, type PlanTask, type Task, type VerifyTask } from './tasks.js';
 
 export interface ClusterWorkerOptions {
   readonly store: PostgresJobStore;
@@ -67,7 +66,7 @@ export class ClusterWorker {
   readonly #options: ClusterWorkerOptions;
   readonly #planning: Planning;
   readonly #running = new Set<AbortController>();
-  readonly #overrideLists = new Map<string, Promise<OverrideRule[]>>();
+  readonly #overrideLists: OverrideLists;
   readonly #clock: Clock;
   #queue!: Queue<Task>;
   #worker!: Worker<Task>;
@@ -77,14 +76,15 @@ export class ClusterWorker {
   private constructor(options: ClusterWorkerOptions) {
     this.#options = options;
     this.#planning = planningFor(options.verifier);
+    this.#overrideLists = new OverrideLists(options.store);
     this.#clock = options.clock ?? realClock;
   }
 
   static async start(options: ClusterWorkerOptions): Promise<ClusterWorker> {
-    const { Queue, Worker } = await import('bullmq');
+    const { Worker } = await import('bullmq');
     const worker = new ClusterWorker(options);
     const leaseMs = options.leaseMs ?? 30_000;
-    worker.#queue = new Queue<Task>(QUEUE_NAME, { connection: options.redis, prefix: options.queuePrefix });
+    worker.#queue = await openTaskQueue(options.redis, options.queuePrefix);
     worker.#worker = new Worker<Task>(QUEUE_NAME, (task, token) => worker.#process(task, token), {
       connection: options.redis,
       prefix: options.queuePrefix,
@@ -96,7 +96,6 @@ export class ClusterWorker {
     });
     // Errors of the queue's connection (Redis restarting) are retried by BullMQ; they must not crash the process.
     worker.#worker.on('error', () => {});
-    worker.#queue.on('error', () => {});
     await worker.#worker.waitUntilReady();
     return worker;
   }
@@ -162,7 +161,7 @@ export class ClusterWorker {
     const quality = findQuality(job.quality, this.#options.qualityLevels);
     const level = this.#planning.level(quality ?? undefined);
     const lastPass = task.pass >= level.passes;
-    const overrides = job.overrides === undefined ? undefined : await this.#overrideList(job.overrides);
+    const overrides = job.overrides === undefined ? undefined : await this.#overrideLists.get(job.overrides);
     // A job deleted meanwhile stops the batch (its results are not kept).
     const stop = new AbortController();
     const gone = (): void => stop.abort(new Error('the job ended'));
@@ -222,16 +221,6 @@ export class ClusterWorker {
       }
       await sleep(waitMs);
     }
-  }
-
-  #overrideList(key: string): Promise<OverrideRule[]> {
-    let list = this.#overrideLists.get(key);
-    if (list === undefined) {
-      list = readOverrideList(this.#options.store, key);
-      this.#overrideLists.set(key, list);
-      list.catch(() => this.#overrideLists.delete(key));
-    }
-    return list;
   }
 }
 

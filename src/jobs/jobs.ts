@@ -16,9 +16,8 @@ import type { Entry } from '../engine/entry.js';
 import { SETTLED, type SettledInput } from '../engine/batch.js';
 import { findQuality, type QualityLevel } from '../engine/quality.js';
 import type { Verifier } from '../engine/verifier.js';
-import type { OverrideRule } from '../engine/overrides.js';
 import { completionEvent } from './callbacks.js';
-import { readOverrideList } from './overrides.js';
+import { OverrideLists } from './overrides.js';
 import { isoTime, realClock, type Clock } from './clock.js';
 import { entryPages } from './pages.js';
 import { StorageFullError, type JobDraft, type JobInput, type JobRecord, type JobStore, type NewJob, type PendingInput } from './types.js';
@@ -27,8 +26,6 @@ import { StorageFullError, type JobDraft, type JobInput, type JobRecord, type Jo
 const FULL_DISK_FIRST_RETRY_MS = 100;
 const FULL_DISK_LAST_RETRY_MS = 5_000;
 
-/** Override lists kept in memory, read from the store. */
-const OVERRIDE_LISTS_KEPT = 16;
 
 export interface JobsOptions {
   readonly store: JobStore;
@@ -85,8 +82,8 @@ export interface JobRunner {
 export class Jobs implements JobRunner {
   private readonly runs = new Map<string, JobRun>();
   private readonly waiters = new Map<string, Set<() => void>>();
-  /** Override lists read from the store, by key: a list never changes once kept, and many jobs share one. */
-  private readonly overrideLists = new Map<string, Promise<OverrideRule[]>>();
+  /** @internal Override lists read from the store, by key. */
+  readonly overrideLists: OverrideLists;
   private closing = false;
 
   /** @internal */
@@ -94,6 +91,7 @@ export class Jobs implements JobRunner {
 
   private constructor(readonly options: JobsOptions) {
     this.clock = options.clock ?? realClock;
+    this.overrideLists = new OverrideLists(options.store);
   }
 
   /** Opens the jobs of `store`, and runs again every job a previous process left InProgress. */
@@ -192,20 +190,6 @@ export class Jobs implements JobRunner {
       this.runs.delete(job.id);
       for (const wake of [...(this.waiters.get(job.id) ?? [])]) wake();
     });
-  }
-
-  /** @internal The override list kept under `key` (src/jobs/overrides.ts), read once. */
-  overrideList(key: string): Promise<OverrideRule[]> {
-    let list = this.overrideLists.get(key);
-    if (list === undefined) {
-      list = readOverrideList(this.options.store, key);
-      // The few lists in use (jobs running now mostly share the account's current one) are kept, not every past one.
-      if (this.overrideLists.size >= OVERRIDE_LISTS_KEPT) this.overrideLists.delete(this.overrideLists.keys().next().value!);
-      this.overrideLists.set(key, list);
-      // A failed read (a full disk...) is tried again by the next job that needs the list.
-      list.catch(() => this.overrideLists.delete(key));
-    }
-    return list;
   }
 
   /** @internal */
@@ -320,7 +304,7 @@ class JobRun {
     const { job } = this;
     try {
       // The account's rules when the job was submitted, whatever they are now.
-      const overrides = job.overrides === undefined ? undefined : await this.jobs.overrideList(job.overrides);
+      const overrides = job.overrides === undefined ? undefined : await this.jobs.overrideLists.get(job.overrides);
       const quality = findQuality(job.quality, this.jobs.options.qualityLevels);
       if (quality === null) this.jobs.unknownQuality(job.quality, job.id);
       const batch = verifier.verifyMany(this.inputs(), {

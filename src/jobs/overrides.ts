@@ -26,6 +26,31 @@ export async function saveOverrideList(store: Settings, rules: readonly Override
   return key;
 }
 
+/** Override lists kept in memory by a runner of jobs. */
+const OVERRIDE_LISTS_KEPT = 16;
+
+/**
+ * The override lists a runner's jobs name, read from the store once each: a list never changes once kept, and many jobs
+ * share one (mostly the account's current list), so the last few are kept rather than every past one. A failed read
+ * (a full disk, the database away) is tried again by the next job that needs the list.
+ */
+export class OverrideLists {
+  readonly #lists = new Map<string, Promise<OverrideRule[]>>();
+
+  constructor(private readonly store: Settings) {}
+
+  get(key: string): Promise<OverrideRule[]> {
+    let list = this.#lists.get(key);
+    if (list === undefined) {
+      list = readOverrideList(this.store, key);
+      if (this.#lists.size >= OVERRIDE_LISTS_KEPT) this.#lists.delete(this.#lists.keys().next().value!);
+      this.#lists.set(key, list);
+      list.catch(() => this.#lists.delete(key));
+    }
+    return list;
+  }
+}
+
 /** The list kept under `key`; an error when it is missing or damaged (the data was changed outside the server). */
 export async function readOverrideList(store: Settings, key: string): Promise<OverrideRule[]> {
   if (!key.startsWith(LIST_PREFIX)) throw new Error(`${key} is not the key of an override list`);
