@@ -1,10 +1,11 @@
 /** The order of user listings and the key usernames are unique by: the same in every store. */
 import type { UserRecord, UserSort } from './types.js';
+import { usernameKey } from './usernames.js';
 
-/** The username's key: lower-cased (usernames are ASCII), null for a deleted user (its username is free again). */
-export function usernameKey(user: UserRecord): string | null {
+/** The key a user's username is unique by (usernameKey), null for a deleted user (its username is free again). */
+export function storedUsernameKey(user: UserRecord): string | null {
   const username = user.detail.authentication.password.username;
-  return user.deletedOn !== undefined || username === undefined ? null : username.toLowerCase();
+  return user.deletedOn !== undefined || username === undefined ? null : usernameKey(username);
 }
 
 /**

@@ -1,15 +1,18 @@
 /**
  * The account protection counters in Redis, shared by every server process of a cluster: throttling windows, failed
- * sign-ins, wrong TOTP codes per first-factor token, accepted TOTP steps, used CAPTCHA tokens. Each behaves as its
+ * sign-ins, wrong TOTP codes per user and per first-factor token, accepted TOTP steps, used CAPTCHA tokens. Each behaves as its
  * in-memory counterpart; each check-and-count is one atomic Redis step (a Lua script or MULTI), and every key expires
  * once it can no longer change an answer, so nothing grows without bound (memory is bounded by expiry here, not by a
  * count of keys: Redis's own `maxmemory` is the operator's cap).
  *
  * Keys, under `mailverify:<prefix>:`:
- * - `throttle:{<user>}:` and `throttle:{<user>}:<ip>`: sorted sets of accepted submissions (score: time in ms), kept
- *   for the longest period of the user's rules. The braces keep a user's two keys in one Redis Cluster slot, as the
- *   script that checks both needs.
- * - `signin:user:<username>` and `signin:ip:<ip>`: sorted sets of the newest failures (at most the limit), for 15 minutes.
+ * - `throttle:{<user>}:` and `throttle:{<user>}:<ip>`: sorted sets of accepted submissions (score: time in ms), rules or
+ *   not, kept for a day and at most as many as Throttle keeps (src/accounts/throttling.ts). The braces keep a user's two
+ *   keys in one Redis Cluster slot, as the script that checks both needs.
+ * - `signin:user:<username>` and `signin:ip:<ip>`: sorted sets of the newest failures (at most the limit), for 15 minutes;
+ *   `signin:checking:user:<username>` and `signin:checking:ip:<ip>`: the sign-ins being checked (places reserved before
+ *   the password check), for a minute at most.
+ * - `totp:user:<user>` and `totp:user:checking:<user>`: the same for wrong TOTP codes per user.
  * - `totp:token:<jti>`: wrong codes of a first-factor token (5: revoked), until the token expires.
  * - `totp:step:<user>`: the last TOTP step accepted for the user, until no code of it could be accepted any more.
  * - `captcha:<hash>`: `checking` while a token is checked, then `accepted` for 24 hours.
@@ -23,12 +26,16 @@ import { REMEMBERED_TOKEN_MS, type UsedCaptchaTokens } from './captcha.js';
 import {
   ADDRESS_FAILURE_LIMIT,
   boundedKey,
+  limitedUsernameKey,
+  PENDING_RETRY_SECONDS,
   SIGN_IN_WINDOW_MS,
+  TOTP_FAILURE_LIMIT,
   USERNAME_FAILURE_LIMIT,
-  usernameKey,
+  type Reservation,
   type SignInLimits,
+  type TotpFailureLimits,
 } from './sign-in-limits.js';
-import { PERIOD_MS, retryAfterSeconds, type SubmissionThrottle, type ThrottleDecision } from './throttling.js';
+import { KEPT_MS, keptSubmissions, PERIOD_MS, retryAfterSeconds, type SubmissionThrottle, type ThrottleDecision } from './throttling.js';
 import { FIRST_FACTOR_WRONG_CODES, totpClaimExpiresAt, type SecondFactorAttempts, type TotpStepClaims } from './totp.js';
 import type { ThrottlingRule } from './types.js';
 
@@ -57,8 +64,9 @@ abstract class RedisCounter {
 const THROTTLE_TAKE = new RedisScript(`
 local now = tonumber(ARGV[1])
 local keep = tonumber(ARGV[2])
+local kept = tonumber(ARGV[4])
 local wait = 0
-for i = 4, #ARGV, 3 do
+for i = 5, #ARGV, 3 do
   local key = KEYS[tonumber(ARGV[i])]
   local limit = tonumber(ARGV[i + 1])
   local period = tonumber(ARGV[i + 2])
@@ -74,6 +82,7 @@ if wait > 0 then return string.format('%.0f', wait) end
 for k = 1, 2 do
   redis.call('ZREMRANGEBYSCORE', KEYS[k], '-inf', string.format('%.0f', now - keep))
   redis.call('ZADD', KEYS[k], string.format('%.0f', now), ARGV[3])
+  redis.call('ZREMRANGEBYRANK', KEYS[k], 0, -(kept + 1))
   redis.call('PEXPIRE', KEYS[k], string.format('%.0f', keep))
 end
 return '0'
@@ -88,14 +97,9 @@ export class RedisThrottle extends RedisCounter implements SubmissionThrottle {
   async take(user: string, ip: string, rules: readonly ThrottlingRule[]): Promise<ThrottleDecision> {
     const now = this.now();
     const keys = [`${this.prefix}{${user}}:`, `${this.prefix}{${user}}:${boundedKey(ip)}`];
-    if (rules.length === 0) {
-      // Nothing limits this user now: what was counted for it can go.
-      await this.redis.del(...keys);
-      return { admitted: true, slot: { giveBack: () => {} } };
-    }
-    const keepMs = Math.max(...rules.map((rule) => PERIOD_MS[rule.period]));
+    // Counted without rules too (no rule to check): rules set later count it.
     const member = uniqueMember(now);
-    const args: (string | number)[] = [now, keepMs, member];
+    const args: (string | number)[] = [now, KEPT_MS, member, keptSubmissions(rules)];
     for (const rule of rules) args.push(rule.scope === 'Global' ? 1 : 2, rule.limit, PERIOD_MS[rule.period]);
     const waitMs = Number(await THROTTLE_TAKE.run(this.redis, keys, args));
     if (waitMs > 0) return { admitted: false, retryAfterSeconds: retryAfterSeconds(waitMs) };
@@ -113,55 +117,98 @@ export class RedisThrottle extends RedisCounter implements SubmissionThrottle {
   }
 }
 
+// Reserves a place in every counted key, or refuses with the longest block among them (milliseconds): KEYS are pairs
+// (failures, places being checked) and ARGV[4 + i] the limit of pair i. Failures are a sorted set of the newest `limit`
+// in the window (score: time); places a sorted set of reservations not settled yet (score: when taken), forgotten
+// after ARGV[3] ms (a process that died while checking). One script, so concurrent guesses cannot all get a place.
+const RESERVE = new RedisScript(`
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local placeLife = tonumber(ARGV[3])
+local member = ARGV[4]
+local wait = 0
+for i = 1, #KEYS, 2 do
+  local limit = tonumber(ARGV[4 + (i + 1) / 2])
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', string.format('%.0f', now - window))
+  redis.call('ZREMRANGEBYSCORE', KEYS[i + 1], '-inf', string.format('%.0f', now - placeLife))
+  local failures = redis.call('ZCARD', KEYS[i])
+  if failures >= limit then
+    local oldest = redis.call('ZRANGE', KEYS[i], failures - limit, failures - limit, 'WITHSCORES')
+    local w = tonumber(oldest[2]) + window - now
+    if w > wait then wait = w end
+  elseif failures + redis.call('ZCARD', KEYS[i + 1]) >= limit then
+    if ${PENDING_RETRY_SECONDS * 1000} > wait then wait = ${PENDING_RETRY_SECONDS * 1000} end
+  end
+end
+if wait > 0 then return string.format('%.0f', wait) end
+for i = 1, #KEYS, 2 do
+  redis.call('ZADD', KEYS[i + 1], string.format('%.0f', now), member)
+  redis.call('PEXPIRE', KEYS[i + 1], string.format('%.0f', placeLife))
+end
+return '0'
+`);
+
+// Settles a reservation: its places are given back and, when ARGV[3] is '1' (the check failed), it becomes a failure
+// of each key, of which only the newest ARGV[4 + i] are kept, for the window ARGV[2].
+const SETTLE = new RedisScript(`
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+for i = 1, #KEYS, 2 do
+  redis.call('ZREM', KEYS[i + 1], ARGV[4])
+  if ARGV[3] == '1' then
+    local limit = tonumber(ARGV[4 + (i + 1) / 2])
+    redis.call('ZADD', KEYS[i], string.format('%.0f', now), ARGV[4])
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', string.format('%.0f', now - window))
+    redis.call('ZREMRANGEBYRANK', KEYS[i], 0, -(limit + 1))
+    redis.call('PEXPIRE', KEYS[i], string.format('%.0f', window))
+  end
+end
+return 1
+`);
+
+/** How long a place taken for a check stays counted when its process never settles it (it died): far beyond a check. */
+export const RESERVED_PLACE_LIFE_MS = 60_000;
+
+/** Failure counts of keys with limits, reserved before each check (src/accounts/sign-in-limits.ts), in Redis. */
+abstract class RedisFailureCounter extends RedisCounter {
+  protected async reserveIn(places: readonly (readonly [string, number])[]): Promise<Reservation> {
+    const keys = places.flatMap(([key]) => [`${this.prefix}${key}`, `${this.prefix}checking:${key}`]);
+    const limits = places.map(([, limit]) => limit);
+    const member = uniqueMember(this.now());
+    const waitMs = Number(await RESERVE.run(this.redis, keys, [this.now(), SIGN_IN_WINDOW_MS, RESERVED_PLACE_LIFE_MS, member, ...limits]));
+    if (waitMs > 0) return { retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+    let settled = false;
+    const settle = async (failed: boolean): Promise<void> => {
+      if (settled) return;
+      settled = true;
+      await SETTLE.run(this.redis, keys, [this.now(), SIGN_IN_WINDOW_MS, failed ? '1' : '0', member, ...limits]);
+    };
+    return { attempt: { failed: () => settle(true), release: () => settle(false) } };
+  }
+}
+
 /** Failed sign-ins in Redis: the same limits and windows as SignInLimiter, counted across the cluster. */
-export class RedisSignInLimits extends RedisCounter implements SignInLimits {
+export class RedisSignInLimits extends RedisFailureCounter implements SignInLimits {
   constructor(options: RedisClockOptions) {
     super(options, 'signin');
   }
 
-  async retryAfter(username: string, ip: string): Promise<number> {
-    const now = this.now();
-    const after = `(${now - SIGN_IN_WINDOW_MS}`;
-    const answers = await this.redis
-      .pipeline()
-      .zrangebyscore(this.userKey(username), after, '+inf', 'WITHSCORES')
-      .zrangebyscore(this.addressKey(ip), after, '+inf', 'WITHSCORES')
-      .exec();
-    const blocked = (index: number, limit: number): number => {
-      const [error, reply] = answers![index]!;
-      if (error) throw error;
-      const live = reply as string[];
-      if (live.length / 2 < limit) return 0;
-      // The oldest kept failure, all `limit` of them in the window: the block lasts until it leaves.
-      return Math.max(1, Math.ceil((Number(live[1]) + SIGN_IN_WINDOW_MS - now) / 1000));
-    };
-    return Math.max(blocked(0, USERNAME_FAILURE_LIMIT), blocked(1, ADDRESS_FAILURE_LIMIT));
+  reserve(username: string, ip: string): Promise<Reservation> {
+    return this.reserveIn([
+      [`user:${limitedUsernameKey(username)}`, USERNAME_FAILURE_LIMIT],
+      [`ip:${boundedKey(ip)}`, ADDRESS_FAILURE_LIMIT],
+    ]);
+  }
+}
+
+/** Wrong TOTP codes per user in Redis: the limit and window of TotpFailureLimiter, counted across the cluster. */
+export class RedisTotpFailures extends RedisFailureCounter implements TotpFailureLimits {
+  constructor(options: RedisClockOptions) {
+    super(options, 'totp:user');
   }
 
-  async recordFailure(username: string, ip: string): Promise<void> {
-    const now = this.now();
-    const member = uniqueMember(now);
-    const multi = this.redis.multi();
-    for (const [key, limit] of [
-      [this.userKey(username), USERNAME_FAILURE_LIMIT],
-      [this.addressKey(ip), ADDRESS_FAILURE_LIMIT],
-    ] as const) {
-      // Only the newest `limit` failures in the window decide anything.
-      multi
-        .zadd(key, now, member)
-        .zremrangebyscore(key, '-inf', now - SIGN_IN_WINDOW_MS)
-        .zremrangebyrank(key, 0, -(limit + 1))
-        .pexpire(key, SIGN_IN_WINDOW_MS);
-    }
-    await multi.exec();
-  }
-
-  private userKey(username: string): string {
-    return `${this.prefix}user:${usernameKey(username)}`;
-  }
-
-  private addressKey(ip: string): string {
-    return `${this.prefix}ip:${boundedKey(ip)}`;
+  reserve(userId: string): Promise<Reservation> {
+    return this.reserveIn([[boundedKey(userId), TOTP_FAILURE_LIMIT]]);
   }
 }
 

@@ -85,7 +85,8 @@ export class RememberedCredentials {
     return this.entries.size;
   }
 
-  private keyOf(username: string, password: string): string {
+  /** The keyed hash a username and password are remembered under: it tells nothing of them without this process's key. */
+  keyOf(username: string, password: string): string {
     // JSON keeps the two apart: no (username, password) pair encodes like another.
     return createHmac('sha256', this.key).update(JSON.stringify([username, password]), 'utf8').digest('base64url');
   }

@@ -4,9 +4,15 @@
  *
  * What is counted is a log of the times of accepted submissions, one per user and one per (user, client IP). Every rule
  * of a scope reads the same log, so rules are read afresh at each submission (a changed rule applies at the next one)
- * and still see the submissions made under the rules before. Memory stays bounded: a log keeps only the times within
- * the longest period of its user's rules, and a log with nothing left in its window is forgotten; so at most two
- * numbers per accepted submission (a stored job) of the last day are kept, and fewer under shorter periods.
+ * and see every submission made before within its window, whatever the rules were then: a user's submissions are
+ * counted while it has no rules too, so that rules emptied and set again, or set for the first time, count them.
+ *
+ * Memory stays bounded: a log keeps the times of the last day (the longest period a rule may have), and at most the
+ * newest KEPT_SUBMISSIONS of them, or the largest limit of its user's rules when that is more (a rule only ever reads
+ * its newest `limit` times in its window, so the rules of the moment are always exact); a log with nothing left in the
+ * last day is forgotten. So at most two numbers per accepted submission (a stored job) of the last day are kept, and
+ * no more than KEPT_SUBMISSIONS per log of a user without such large limits. The price: a rule set later with a limit
+ * above KEPT_SUBMISSIONS sees only the newest KEPT_SUBMISSIONS of the submissions made before it.
  */
 import type { ThrottlingRule } from './types.js';
 
@@ -25,13 +31,6 @@ export type ThrottleDecision =
   | { readonly admitted: true; readonly slot: ThrottleSlot }
   | { readonly admitted: false; /** Whole seconds (>= 1) until the rule that refused lets a submission through. */ readonly retryAfterSeconds: number };
 
-interface Log {
-  /** Times of accepted submissions, oldest first. */
-  times: number[];
-  /** How long its times are of use (the longest period of its user's rules when last written). */
-  keepMs: number;
-}
-
 /**
  * Where submissions are counted: Throttle in this process's memory, or a store shared by a cluster's processes
  * (RedisThrottle). `take` checks and counts at once, atomically for the user.
@@ -43,11 +42,21 @@ export interface SubmissionThrottle {
 /** `Retry-After` for a wait of `waitMs`: whole seconds, at least 1. */
 export const retryAfterSeconds = (waitMs: number): number => Math.max(1, Math.ceil(waitMs / 1000));
 
-/** How often, at most, every log is looked through for those with nothing left in their window. */
+/** The longest a submission counts toward any rule: the longest period. */
+export const KEPT_MS = PERIOD_MS.Day;
+
+/** The submissions kept per log at least (more when a rule of the user's allows more). */
+export const KEPT_SUBMISSIONS = 1_000;
+
+/** How many times a log of a user with `rules` keeps. */
+export const keptSubmissions = (rules: readonly ThrottlingRule[]): number => rules.reduce((most, rule) => Math.max(most, rule.limit), KEPT_SUBMISSIONS);
+
+/** How often, at most, every log is looked through for those with nothing left in the last day. */
 const SWEEP_EVERY_MS = 60_000;
 
 export class Throttle implements SubmissionThrottle {
-  private readonly logs = new Map<string, Log>();
+  /** Per key: the times of accepted submissions of the last day, oldest first. */
+  private readonly logs = new Map<string, number[]>();
   private lastSweep: number;
 
   constructor(private readonly now: () => number = Date.now) {
@@ -55,18 +64,12 @@ export class Throttle implements SubmissionThrottle {
   }
 
   /**
-   * Checks a submission of `user` from `ip` against `rules` and, when every rule allows it, counts it at once (so
-   * that two submissions at the same time cannot both take the last slot).
+   * Checks a submission of `user` from `ip` against `rules` and, when every rule allows it (always, without rules),
+   * counts it at once (so that two submissions at the same time cannot both take the last slot).
    */
   take(user: string, ip: string, rules: readonly ThrottlingRule[]): ThrottleDecision {
     const now = this.now();
     this.sweep(now);
-    if (rules.length === 0) {
-      // Nothing limits this user now: what was counted for it can go.
-      this.forgetUnlimited(user, ip);
-      return { admitted: true, slot: { giveBack: () => {} } };
-    }
-    const keepMs = Math.max(...rules.map((rule) => PERIOD_MS[rule.period]));
     const keys = { Global: `${user}\n`, IPAddress: `${user}\n${ip}` };
     let waitMs = 0;
     for (const rule of rules) {
@@ -82,7 +85,8 @@ export class Throttle implements SubmissionThrottle {
     }
     if (waitMs > 0) return { admitted: false, retryAfterSeconds: retryAfterSeconds(waitMs) };
     // Counted in both logs whatever the scopes of today's rules, so that a rule added later sees it.
-    const written = [keys.Global, keys.IPAddress].map((key) => this.record(key, now, keepMs));
+    const kept = keptSubmissions(rules);
+    const written = [keys.Global, keys.IPAddress].map((key) => this.record(key, now, kept));
     let given = false;
     return {
       admitted: true,
@@ -101,46 +105,42 @@ export class Throttle implements SubmissionThrottle {
     return this.logs.size;
   }
 
-  /** The times of a log still of use at `now`. */
+  /** The times of a log of the last day at `now`. */
   private live(key: string, now: number): number[] {
-    const log = this.logs.get(key);
-    if (log === undefined) return [];
-    const first = log.times.findIndex((time) => time > now - log.keepMs);
+    const times = this.logs.get(key);
+    if (times === undefined) return [];
+    const first = times.findIndex((time) => time > now - KEPT_MS);
     if (first < 0) {
       this.logs.delete(key);
       return [];
     }
-    if (first > 0) log.times.splice(0, first);
-    return log.times;
+    if (first > 0) times.splice(0, first);
+    return times;
   }
 
-  private record(key: string, now: number, keepMs: number): string {
+  private record(key: string, now: number, kept: number): string {
     const times = this.live(key, now);
     times.push(now);
     // In order even if the clock stepped back.
     if (times.length > 1 && times[times.length - 2]! > now) times.sort((a, b) => a - b);
-    this.logs.set(key, { times, keepMs });
+    if (times.length > kept) times.splice(0, times.length - kept);
+    this.logs.set(key, times);
     return key;
   }
 
   private unrecord(key: string, time: number): void {
-    const log = this.logs.get(key);
-    if (log === undefined) return;
-    const index = log.times.lastIndexOf(time);
-    if (index >= 0) log.times.splice(index, 1);
-    if (log.times.length === 0) this.logs.delete(key);
-  }
-
-  private forgetUnlimited(user: string, ip: string): void {
-    this.logs.delete(`${user}\n`);
-    this.logs.delete(`${user}\n${ip}`);
+    const times = this.logs.get(key);
+    if (times === undefined) return;
+    const index = times.lastIndexOf(time);
+    if (index >= 0) times.splice(index, 1);
+    if (times.length === 0) this.logs.delete(key);
   }
 
   private sweep(now: number): void {
     if (now - this.lastSweep < SWEEP_EVERY_MS && now >= this.lastSweep) return;
     this.lastSweep = now;
-    for (const [key, log] of this.logs) {
-      if (log.times[log.times.length - 1]! <= now - log.keepMs) this.logs.delete(key);
+    for (const [key, times] of this.logs) {
+      if (times[times.length - 1]! <= now - KEPT_MS) this.logs.delete(key);
     }
   }
 }

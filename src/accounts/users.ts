@@ -7,6 +7,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import jsonPatch from 'fast-json-patch';
 import { formatDuration, parseDuration } from '../jobs/duration.js';
+import { usernameKey } from './usernames.js';
 import { addressValue } from './firewall.js';
 import {
   PermissionRuleError,
@@ -319,6 +320,12 @@ function readOperations(operations: unknown): PatchOperation[] {
 function applyOperations(document: UserDetailView, operations: PatchOperation[]): unknown {
   let patched: unknown = jsonPatch.deepClone(document);
   operations.forEach((operation, index) => {
+    for (const field of ['path', 'from'] as const) {
+      const pointer = (operation as { path: string; from?: string })[field];
+      if (pointer !== undefined && !arrayIndicesValid(patched, pointer)) {
+        throw new UserFieldError(`[${index}].${field}`, 'names an array element by an index with a leading zero (RFC 6901 §4: 0, or digits from 1 to 9 first)');
+      }
+    }
     try {
       patched = jsonPatch.applyOperation(patched, operation, true, true, true, index).newDocument;
     } catch (error) {
@@ -333,6 +340,29 @@ function applyOperations(document: UserDetailView, operations: PatchOperation[])
     }
   });
   return patched;
+}
+
+/** RFC 6901 §4: an array index is `0` or digits without a leading zero (`-`, past the end, is for `add`). */
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]*|-)$/;
+
+/**
+ * Whether every segment of the JSON Pointer `pointer` that names an element of an array of `document` is an index as
+ * RFC 6901 writes one. Only the leading zero is judged here: the library refuses what is not a number, or too large.
+ */
+function arrayIndicesValid(document: unknown, pointer: string): boolean {
+  let node: unknown = document;
+  for (const raw of pointer.split('/').slice(1)) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(node)) {
+      if (/^0[0-9]/.test(segment)) return false;
+      node = ARRAY_INDEX.test(segment) ? node[Number(segment)] : undefined;
+    } else if (typeof node === 'object' && node !== null && Object.hasOwn(node, segment)) {
+      node = (node as Record<string, unknown>)[segment];
+    } else {
+      return true;
+    }
+  }
+  return true;
 }
 
 function patchProblem(code: string): string {
@@ -469,7 +499,6 @@ function readArray(value: unknown, path: string): unknown[] {
 const lengthOf = (text: string): number => [...text].length;
 
 /** ASCII lower case (usernames compare case-insensitively in ASCII only, as the store does). */
-const asciiLower = (text: string): string => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
 const CONTACT_METHODS = ['preferredContactMethod', 'recoveryContactMethod'];
 
@@ -578,7 +607,7 @@ function checkUsername(username: string, rootUsername: string): void {
   if (username.length < 1 || username.length > MAX_TEXT) throw new UserFieldError(path, `must have 1 to ${MAX_TEXT} characters`);
   if (!/^[\x20-\x7e]+$/.test(username)) throw new UserFieldError(path, 'must be printable ASCII characters');
   if (username.includes(':')) throw new UserFieldError(path, 'must not contain ":"');
-  if (asciiLower(username) === asciiLower(rootUsername)) throw new UserFieldError(path, 'is taken');
+  if (usernameKey(username) === usernameKey(rootUsername)) throw new UserFieldError(path, 'is taken');
 }
 
 function readAuthorization(value: unknown, type: UserType, options: ReadOptions): string[] {

@@ -25,7 +25,10 @@ import { closestName } from '../options/names.js';
 import type { StandaloneOptions } from '../server/app.js';
 import {
   DEFAULT_BODY_LIMIT,
+  DEFAULT_BURST,
   DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_LEGACY_IN_FLIGHT,
+  DEFAULT_RATE_PER_SECOND,
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_DATA_DIR,
@@ -295,6 +298,14 @@ const creditAmount: Kind<number> = {
   show: (value) => String(value),
 };
 
+/** A rate per second: a positive number, decimals allowed (at most a million). */
+const rate: Kind<number> = {
+  expected: 'a number above 0 and at most 1000000, decimals allowed',
+  fromText: (value) => (/^\d+(\.\d+)?$/.test(value) ? rate.fromJson(Number(value), '') : fail()),
+  fromJson: (value) => (typeof value === 'number' && value > 0 && value <= 1_000_000 ? value : fail()),
+  show: (value) => String(value),
+};
+
 /** Config file only: a JSON value has no text form. */
 const noText = (): never => fail();
 
@@ -439,7 +450,11 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
       'request rate limits per client IP: 6 requests per second with bursts of 15 under /v2.x, 5 requests in flight under /v1.4; beyond, 429 with Retry-After. Behind a reverse proxy turn it on only with --trust-proxy naming that proxy, or every client shares the proxy\'s address',
     section: 'Listening',
     target: 'server.rateLimits',
+    convert: (on: boolean) => (on ? {} : undefined),
   },
+  { flag: 'rate-limit-per-second', placeholder: 'N', env: 'MAILVERIFY_RATE_LIMIT_PER_SECOND', key: 'rateLimitPerSecond', kind: rate, defaultText: String(DEFAULT_RATE_PER_SECOND), description: "tokens added to a client IP's bucket each second, for requests under /v2.x (decimals allowed: 0.5 is one every 2 seconds); with --rate-limits", section: 'Listening', target: 'server.rateLimits.perSecond' },
+  { flag: 'rate-limit-burst', placeholder: 'N', env: 'MAILVERIFY_RATE_LIMIT_BURST', key: 'rateLimitBurst', kind: integer(1), defaultText: String(DEFAULT_BURST), description: "the most tokens a client IP's bucket holds: the requests under /v2.x an idle client may send at once; with --rate-limits", section: 'Listening', target: 'server.rateLimits.burst' },
+  { flag: 'rate-limit-in-flight', placeholder: 'N', env: 'MAILVERIFY_RATE_LIMIT_IN_FLIGHT', key: 'rateLimitInFlight', kind: integer(1), defaultText: String(DEFAULT_LEGACY_IN_FLIGHT), description: 'the most requests of a client IP in flight under /v1.4; with --rate-limits', section: 'Listening', target: 'server.rateLimits.legacyInFlight' },
   { flag: 'max-body-size', placeholder: 'SIZE', env: 'MAILVERIFY_MAX_BODY_SIZE', key: 'maxBodySize', kind: bytes, default: DEFAULT_BODY_LIMIT, description: 'the largest request body; a larger one is 413', section: 'Listening', target: 'server.bodyLimit' },
   { flag: 'request-timeout', placeholder: 'MS', env: 'MAILVERIFY_REQUEST_TIMEOUT', key: 'requestTimeout', kind: integer(1), default: DEFAULT_REQUEST_TIMEOUT_MS, description: 'the time a client has to send a whole request, headers and body, in milliseconds; then 408 and the connection is closed', section: 'Listening', target: 'server.requestTimeoutMs' },
   { flag: 'headers-timeout', placeholder: 'MS', env: 'MAILVERIFY_HEADERS_TIMEOUT', key: 'headersTimeout', kind: integer(1), default: DEFAULT_HEADERS_TIMEOUT_MS, description: 'the time a client has to send the header fields, in milliseconds (at most the request timeout); then 408', section: 'Listening', target: 'server.headersTimeoutMs' },
@@ -602,6 +617,15 @@ interface Given {
   readonly value: unknown;
 }
 
+/**
+ * Switches whose options (targets under the switch's) count only when it is on; `off` is what the server is given
+ * when it is not (absent when undefined).
+ */
+const SWITCHES: readonly { readonly target: string; readonly reason: string; readonly off?: unknown }[] = [
+  { target: 'server.credits', reason: 'credits are not accounted without it' },
+  { target: 'server.rateLimits', reason: 'there are no rate limits without it', off: false },
+];
+
 /** The settings of flags (parseArgs values), environment and config file, with the precedence above. */
 export function resolveServeSettings(flags: FlagValues, env: NodeJS.ProcessEnv): ServeSettings {
   const configOption = SERVE_OPTIONS.find((option) => option.target === 'configFile')!;
@@ -609,11 +633,11 @@ export function resolveServeSettings(flags: FlagValues, env: NodeJS.ProcessEnv):
   const config = configGiven === undefined ? undefined : readConfigFile(configGiven.value as string, configGiven.source);
   const result: Record<string, unknown> = { server: {}, listen: {} };
   const sources = new Map<string, string>();
-  let creditsOn = false;
+  const switchedOn = new Set<string>();
   for (const option of SERVE_OPTIONS) {
     if (option === configOption) continue;
     const given = fromFlagOrEnv(option, flags, env) ?? fromConfig(option, config);
-    if (option.target === 'server.credits') creditsOn = given?.value === true;
+    if (given?.value === true && SWITCHES.some(({ target }) => target === option.target)) switchedOn.add(option.target);
     if (given !== undefined) {
       const earlier = sources.get(option.target);
       if (earlier !== undefined) throw new UsageError(`${earlier} and ${given.source} set the same option: give one of them`);
@@ -644,13 +668,19 @@ export function resolveServeSettings(flags: FlagValues, env: NodeJS.ProcessEnv):
   if (store?.url === undefined && sources.has('store.schema')) {
     throw new UsageError(`${sources.get('store.schema')} needs --store (or MAILVERIFY_STORE, or the key store)`);
   }
-  // The credit options count only with --credits: without it, one of them is a mistake, not a setting to drop.
-  const credits = (result['server'] as { credits?: unknown }).credits;
-  if (!creditsOn && credits !== undefined) {
-    const source = [...sources].find(([target]) => target.startsWith('server.credits.'))![1];
-    throw new UsageError(`${source} needs --credits (or MAILVERIFY_CREDITS, or the key credits): credits are not accounted without it`);
+  // The options of a switch count only with it: without it, one of them is a mistake, not a setting to drop.
+  for (const { target, reason, off } of SWITCHES) {
+    if (switchedOn.has(target)) continue;
+    const name = target.slice('server.'.length);
+    const server = result['server'] as Record<string, unknown>;
+    if (server[name] !== undefined) {
+      const source = [...sources].find(([given]) => given.startsWith(`${target}.`))![1];
+      const option = SERVE_OPTIONS.find((row) => row.target === target)!;
+      throw new UsageError(`${source} needs --${option.flag} (or ${option.env}, or the key ${option.key}): ${reason}`);
+    }
+    if (off === undefined) delete server[name];
+    else server[name] = off;
   }
-  if (!creditsOn) delete (result['server'] as { credits?: unknown }).credits;
   // The quality of jobs that name none, a standard or a custom level, is also the verifier's, which sets its timeouts.
   const levels = (result['server'] as StandaloneOptions).qualityLevels ?? [];
   const defaultQuality = (result['server'] as StandaloneOptions).defaultQuality!;

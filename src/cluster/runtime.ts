@@ -47,8 +47,13 @@ export class ClusterRuntime {
   private constructor(
     /** The queue's client (BullMQ asks for `maxRetriesPerRequest: null`). */
     readonly queueRedis: Redis,
-    /** Leases and shared counters: commands that fail rather than wait while Redis is away. */
+    /** The connection leases: commands wait (some ten seconds) through a short loss of Redis before they fail. */
     readonly redis: Redis,
+    /**
+     * The shared counters of the API (rates, sign-ins, throttling, TOTP, CAPTCHA): commands fail at once while Redis is
+     * away, so that requests are answered 503 at once rather than held for the retries.
+     */
+    readonly countersRedis: Redis,
     readonly queuePrefix: string,
     readonly workers: readonly ClusterWorker[],
     readonly verifiers: readonly Verifier[],
@@ -66,11 +71,14 @@ export class ClusterRuntime {
     });
     queueRedis.on('error', () => {});
     let redis: Redis | undefined;
+    let countersRedis: Redis | undefined;
     const workers: ClusterWorker[] = [];
     const verifiers: Verifier[] = [];
     try {
       redis = await openRedis(options.queue);
       redis.on('error', () => {});
+      countersRedis = await openRedis(options.queue, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+      countersRedis.on('error', () => {});
       const smtp = options.verifier?.smtp ?? {};
       for (let n = 0; n < workerCount; n++) {
         const transport = await leasedTransport(smtp.transport ?? createNodemailerTransport(), {
@@ -107,10 +115,11 @@ export class ClusterRuntime {
         onError: (error) => options.log?.error('mailverify: a cluster maintenance round failed', { err: error }),
         onReplanned: (jobId) => options.log?.warn('mailverify: a job had no task in the queue: planned again', { jobId }),
       });
-      return new ClusterRuntime(queueRedis, redis, queuePrefix, workers, verifiers, maintenance);
+      return new ClusterRuntime(queueRedis, redis, countersRedis, queuePrefix, workers, verifiers, maintenance);
     } catch (error) {
       await Promise.all(workers.map((worker) => worker.close()));
       await Promise.all(verifiers.map((verifier) => verifier.close()));
+      if (countersRedis !== undefined) await closeRedis(countersRedis);
       if (redis !== undefined) await closeRedis(redis);
       await closeRedis(queueRedis);
       throw error;
@@ -121,6 +130,7 @@ export class ClusterRuntime {
   async close(): Promise<void> {
     await Promise.all([...this.workers.map((worker) => worker.close()), this.maintenance.close()]);
     await Promise.all(this.verifiers.map((verifier) => verifier.close()));
+    await closeRedis(this.countersRedis);
     await closeRedis(this.redis);
     await closeRedis(this.queueRedis);
   }

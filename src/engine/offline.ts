@@ -13,7 +13,7 @@ import type { ParsedAddress } from '../syntax/types.js';
 import { makeEntry, type Entry } from './entry.js';
 import { offlineStages, type Flags, type StageContext } from './stages.js';
 import { checkOverrideRules, compileOverrides } from './overrides.js';
-import type { VerifierOptions } from './verifier.js';
+import type { VerifierOptions } from './options.js';
 
 /** The verifier options the offline stages read; the rest (DNS, SMTP, passes) has no effect offline. */
 export type OfflineOptions = Pick<VerifierOptions, 'syntax' | 'allowPrivateAddresses' | 'lists' | 'suggestions' | 'classifications' | 'overrides'>;

@@ -7,23 +7,23 @@
  */
 import { hostname } from 'node:os';
 import { isStatusCode, type StatusCode } from '../status/catalogue.js';
-import { DnsLookup, type DnsCacheOptions, type DnsQueryEvent, type DnsStats } from '../dns/lookup.js';
+import { DnsLookup, type DnsQueryEvent, type DnsStats } from '../dns/lookup.js';
 import { createDefaultResolver, type DefaultResolver, type Resolver } from '../dns/resolver.js';
-import { createLists, type ListsOptions } from '../lists/lists.js';
+import { createLists } from '../lists/lists.js';
 import { createNodemailerTransport } from '../smtp/nodemailer-transport.js';
 import { SmtpProber, type ProbeTimeouts } from '../smtp/prober.js';
-import { hasLineBreakOrNul, type SmtpTransport } from '../smtp/transport.js';
+import { hasLineBreakOrNul } from '../smtp/transport.js';
 import { createSuggester } from '../suggest/suggest.js';
-import { syntaxPolicyOf, type SyntaxOptions } from '../syntax/policy.js';
+import { syntaxPolicyOf } from '../syntax/policy.js';
 import { BatchRun, batchOptions, type BatchContext, type BatchInput, type LevelSettings, type VerifyManyOptions } from './batch.js';
 import type { Entry } from './entry.js';
 import { classifierOf } from './offline.js';
 import { checkOptionNames } from '../options/names.js';
-import { VERIFIER_OPTION_NAMES } from './options.js';
+import { VERIFIER_OPTION_NAMES, type VerifierOptions } from './options.js';
 import type { Checks } from './stages.js';
 import { checkQuality, QUALITY_LEVELS, type Quality, type QualityLevel } from './quality.js';
-import { checkOverrideRules, compileOverrides, type OverrideRule } from './overrides.js';
-import { checkObserver, guardObserver, type Observe, type VerifierObserver } from './observer.js';
+import { checkOverrideRules, compileOverrides } from './overrides.js';
+import { checkObserver, guardObserver, type Observe } from './observer.js';
 import { planningOf, type Planning } from './planning.js';
 
 export type { BatchInput, BatchProgress, VerifyManyOptions } from './batch.js';
@@ -31,86 +31,7 @@ export type { Checks } from './stages.js';
 export type { Quality, QualityLevel } from './quality.js';
 export type { OverrideRule } from './overrides.js';
 export type { VerifierObserver } from './observer.js';
-
-export interface VerifierOptions {
-  /** EHLO name of SMTP probes; default `os.hostname()`. */
-  heloName?: string;
-  /** Envelope sender of SMTP probes; default `verify@<heloName>`. */
-  mailFrom?: string;
-  dns?: {
-    /** DNS servers (`ip` or `ip:port`) for the default resolver; default: the system's. */
-    servers?: string[];
-    /** A hard cap on each DNS query, retransmissions and TCP included (default 5000 ms). */
-    timeoutMs?: number;
-    /** A resolver of the host application's (see `Resolver`; an instance of Node's `dns.promises.Resolver` will do). */
-    resolver?: Resolver;
-    /** Bounds and lifetimes of the DNS cache. */
-    cache?: DnsCacheOptions;
-    /** DNS queries in flight at once, over all batches (default 100); more wait their turn. */
-    maxQueriesInFlight?: number;
-  };
-  smtp?: SmtpOptions;
-  /** Default false: never use, or connect to, a non-global address (loopback, private, link-local, reserved...). */
-  allowPrivateAddresses?: boolean;
-  /**
-   * Passes over transient results and default timeouts (Standard 1 pass and 5 s, High 3 and 50 s, Extreme 9 and 120 s);
-   * default 'Standard'. A custom level (`QualityLevel`) gives its own figures.
-   */
-  quality?: Quality | QualityLevel;
-  /** Passes over transient results, instead of the quality level's (Standard 1, High 3, Extreme 9). */
-  passes?: number;
-  /** The wait between two passes (default 5 minutes). */
-  passDelayMs?: number;
-  /** How far to go (default `'smtp'`); `'syntax'` uses no network at all. */
-  checks?: Checks;
-  /** Extend or replace the built-in lists (disposable, free, role, relay and mail-exchanger lists). */
-  lists?: ListsOptions;
-  /** Typo suggestions (default true). */
-  suggestions?: boolean;
-  /** Forms of address to refuse that the RFCs allow (docs/syntax.md#policy-options); default: none. */
-  syntax?: SyntaxOptions;
-  /**
-   * Classification names per status, overriding the default (docs/verification.md#classification); custom names are
-   * allowed.
-   */
-  classifications?: Partial<Record<StatusCode, string>>;
-  /**
-   * Classifier override rules for every verification of this verifier (docs/verification.md#override-rules): the
-   * first rule whose pattern matches an address that parses gives it OverrideMatch and the rule's classification,
-   * without DNS or SMTP work. A batch's own rules are tried before these.
-   */
-  overrides?: readonly OverrideRule[];
-  /**
-   * Hears what the engine does: DNS queries, exchangers skipped, SMTP sessions and replies, results
-   * (docs/verification.md#observing-the-engine). Its errors never reach a verification.
-   */
-  observer?: VerifierObserver;
-}
-
-export interface SmtpOptions {
-  /** Default 25. */
-  port?: number;
-  /** TCP connect, greeting, EHLO and STARTTLS (default by quality: 5 s, 50 s, 120 s). */
-  connectTimeoutMs?: number;
-  /** Each later command, and the reply to a real recipient's RCPT (default as connectTimeoutMs). */
-  commandTimeoutMs?: number;
-  /** The reply to the catch-all probe (default: commandTimeoutMs). */
-  catchAllTimeoutMs?: number;
-  /** A transport of the host application's, used instead of the nodemailer one (see `SmtpTransport`). */
-  transport?: SmtpTransport;
-  /** Open connections in all (default 50). */
-  maxConnections?: number;
-  /** Open connections to one exchanger address (default 3). */
-  maxConnectionsPerExchanger?: number;
-  /** Real recipients of one domain per transaction (default 10). */
-  maxRecipientsPerTransaction?: number;
-  /** Exchanger addresses tried for one domain before giving up (default 3). */
-  maxAttemptsPerDomain?: number;
-  /** STARTTLS when offered (default true); certificate validation (default false, as between mail servers, RFC 7435). */
-  tls?: { starttls?: boolean; rejectUnauthorized?: boolean };
-  /** How long a catch-all verdict is kept per exchanger and domain (default 30 minutes). */
-  catchAllCacheTtlMs?: number;
-}
+export type { SmtpOptions, VerifierOptions } from './options.js';
 
 export interface Verifier {
   /** Verifies one address; resolves with its entry (index 0). Never rejects for a string input. */

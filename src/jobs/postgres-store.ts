@@ -26,7 +26,8 @@
  * Times compared as text (createdOn, endedOn) are columns with the "C" collation: byte order, as in SQLite.
  */
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
-import { sortUsers, usernameKey } from '../accounts/listing.js';
+import { sortUsers, storedUsernameKey } from '../accounts/listing.js';
+import { usernameKey } from '../accounts/usernames.js';
 import {
   MAX_BALANCE_MICRO,
   dayKey,
@@ -764,7 +765,7 @@ export class PostgresJobStore implements ServiceStore {
     await uniqueUsername(() =>
       this.#query('INSERT INTO users (id, username_key, etag, record) VALUES ($1, $2, $3, $4)', [
         user.id,
-        usernameKey(user),
+        storedUsernameKey(user),
         user.etag,
         JSON.stringify(user),
       ]),
@@ -777,14 +778,14 @@ export class PostgresJobStore implements ServiceStore {
   }
 
   async userByUsername(username: string): Promise<UserRecord | null> {
-    const [row] = await this.#rows('SELECT record FROM users WHERE username_key = $1', [username.toLowerCase()]);
+    const [row] = await this.#rows('SELECT record FROM users WHERE username_key = $1', [usernameKey(username)]);
     return row === undefined ? null : (JSON.parse(row['record'] as string) as UserRecord);
   }
 
   async updateUser(user: UserRecord, expectedEtag: string): Promise<boolean> {
     const result = await uniqueUsername(() =>
       this.#query('UPDATE users SET username_key = $1, etag = $2, record = $3 WHERE id = $4 AND etag = $5', [
-        usernameKey(user),
+        storedUsernameKey(user),
         user.etag,
         JSON.stringify(user),
         user.id,
@@ -1045,7 +1046,7 @@ export class PostgresJobStore implements ServiceStore {
           insert(
             `INSERT INTO users (id, username_key, etag, record)
              SELECT id, username_key, etag, record FROM json_to_recordset($1::json) AS x (id text, username_key text, etag text, record text)`,
-            users.map((user) => ({ id: user.id, username_key: usernameKey(user), etag: user.etag, record: JSON.stringify(user) })),
+            users.map((user) => ({ id: user.id, username_key: storedUsernameKey(user), etag: user.etag, record: JSON.stringify(user) })),
           ),
         callbacks: (callbacks) =>
           insert(

@@ -49,7 +49,8 @@ import {
   type Row,
 } from './store-rows.js';
 import { UsernameTakenError, type UserListQuery, type UserRecord } from '../accounts/types.js';
-import { sortUsers, usernameKey } from '../accounts/listing.js';
+import { sortUsers, storedUsernameKey } from '../accounts/listing.js';
+import { usernameKey } from '../accounts/usernames.js';
 import {
   MAX_BALANCE_MICRO,
   dayKey,
@@ -647,7 +648,7 @@ export class SqliteJobStore implements ServiceStore {
 
   async createUser(user: UserRecord): Promise<void> {
     const insert = this.#statement('INSERT INTO users (id, username_key, etag, record) VALUES (?, ?, ?, ?)');
-    this.#write(() => uniqueUsername(() => insert.run([user.id, usernameKey(user), user.etag, JSON.stringify(user)])));
+    this.#write(() => uniqueUsername(() => insert.run([user.id, storedUsernameKey(user), user.etag, JSON.stringify(user)])));
   }
 
   async getUser(id: string): Promise<UserRecord | null> {
@@ -656,13 +657,13 @@ export class SqliteJobStore implements ServiceStore {
   }
 
   async userByUsername(username: string): Promise<UserRecord | null> {
-    const row = this.#statement('SELECT record FROM users WHERE username_key = ?').get([username.toLowerCase()]) as Row | undefined;
+    const row = this.#statement('SELECT record FROM users WHERE username_key = ?').get([usernameKey(username)]) as Row | undefined;
     return row === undefined ? null : (JSON.parse(row['record'] as string) as UserRecord);
   }
 
   async updateUser(user: UserRecord, expectedEtag: string): Promise<boolean> {
     const update = this.#statement('UPDATE users SET username_key = ?, etag = ?, record = ? WHERE id = ? AND etag = ?');
-    return this.#write(() => uniqueUsername(() => update.run([usernameKey(user), user.etag, JSON.stringify(user), user.id, expectedEtag]).changes === 1));
+    return this.#write(() => uniqueUsername(() => update.run([storedUsernameKey(user), user.etag, JSON.stringify(user), user.id, expectedEtag]).changes === 1));
   }
 
   async listUsers(query: UserListQuery): Promise<{ data: UserRecord[]; more: boolean }> {

@@ -9,7 +9,7 @@ import type { UserRecord } from '../accounts/types.js';
 import { BROWSER_APP_RULES } from '../accounts/users.js';
 import type { JobRunner } from '../jobs/jobs.js';
 import type { JobRecord } from '../jobs/types.js';
-import { ProblemError } from './problems.js';
+import { ProblemError, excerpt } from './problems.js';
 
 /** The authenticated caller of a request. */
 export interface Principal {
@@ -71,12 +71,12 @@ export function principalOf(request: FastifyRequest): Principal {
 export async function accessibleJob(jobs: JobRunner, request: FastifyRequest, id: string, operation: 'read' | 'delete'): Promise<JobRecord> {
   const principal = principalOf(request);
   const job = /^[0-9a-f-]{36}$/i.test(id) ? await jobs.get(id.toLowerCase()) : null;
-  if (job === null) throw new ProblemError(404, `No job ${id}.`);
+  if (job === null) throw new ProblemError(404, `No job ${excerpt(id)}.`);
   if (job.owner === principal.id) {
     requirePermission(principal, 'email-validations', operation, 'my');
     return job;
   }
-  if (!permits(principal, 'email-validations', 'read', 'account')) throw new ProblemError(404, `No job ${id}.`);
+  if (!permits(principal, 'email-validations', 'read', 'account')) throw new ProblemError(404, `No job ${excerpt(id)}.`);
   requirePermission(principal, 'email-validations', operation, 'account');
   return job;
 }

@@ -43,14 +43,15 @@ import {
   DEFAULT_TOKEN_LIFETIME_MS,
 } from './defaults.js';
 import { resolveImportOptions, type ImportOptions } from './import/index.js';
-import { ProblemError, rawProblemAnswer, sendProblem, storageFullProblem } from './problems.js';
+import { ProblemError, excerpt, rawProblemAnswer, sendProblem, storageFullProblem } from './problems.js';
 import { legacyRoutes } from './legacy.js';
+import { nestsDeeperThan, tooDeep } from './json-depth.js';
 import { ServerMetrics } from './metrics.js';
 import { probeRoutes } from './probes.js';
 import { registerOpenapi } from './schemas/index.js';
 import { pathOf, v2Routes, type ServerContext } from './routes.js';
 import { newSecondFactorState } from './users.js';
-import type { SharedCounters } from './shared-counters.js';
+import { SharedCountersUnavailableError, type SharedCounters } from './shared-counters.js';
 import { openClusterParts } from './cluster.js';
 import type { ClusterSettings } from '../cluster/runtime.js';
 import { throttlingStage } from './throttling.js';
@@ -108,7 +109,8 @@ export interface ServerOptions {
   /**
    * Request rate limits per client IP (default false: none): true for the defaults (6 requests per second with a
    * burst of 15 under /v2.x, 5 requests in flight under /v1.4), or their settings. Counted on the address the request
-   * came from: behind a reverse proxy, only with trustProxy set to that proxy.
+   * came from: behind a reverse proxy, only with trustProxy set to that proxy. Counted in the limits' own store if they
+   * name one, else in sharedCounters.rateLimits, else (a cluster) in the cluster's Redis, else in this process's memory.
    */
   readonly rateLimits?: boolean | RateLimitOptions;
   /**
@@ -299,7 +301,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     maxEntriesPerJob: options.maxEntriesPerJob ?? DEFAULT_MAX_ENTRIES_PER_JOB,
     allowPrivateAddresses,
     fileImport: resolveImportOptions(options.fileImport),
-    secondFactor: newSecondFactorState({ attempts: shared.firstFactorAttempts, steps: shared.totpSteps }),
+    secondFactor: newSecondFactorState({ attempts: shared.firstFactorAttempts, failures: shared.totpFailures, steps: shared.totpSteps }),
     // In this order: CAPTCHA (ahead of throttling, so that a refused token takes no place), throttling, then credit
     // (last, so that a submission another check refuses reserves nothing).
     admission: [
@@ -326,6 +328,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     } catch {
       return done(new ProblemError(400, 'The request body is not valid UTF-8.', '/problems/invalid-body'), undefined);
     }
+    if (nestsDeeperThan(body as Buffer)) return done(tooDeep(), undefined);
     return parseJson(request, text, done);
   });
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
@@ -336,6 +339,11 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
       // The store has said once in the log that the disk is full; each refusal is routine until it has room.
       request.log.info('refused: the disk holding the data is full');
       return sendProblem(reply, storageFullProblem(request.method));
+    }
+    if (error instanceof SharedCountersUnavailableError) {
+      // Never let through unchecked: limits, lockouts and replay checks need the counters.
+      request.log.warn({ err: error.cause }, 'refused: the shared counters (Redis) cannot be reached');
+      return sendProblem(reply, new ProblemError(503, 'The service cannot check this request now; try again shortly.', undefined, { 'Retry-After': String(COUNTERS_RETRY_AFTER_SECONDS) }));
     }
     if (error instanceof JobGoneError) {
       request.log.info({ jobId: error.jobId }, 'job deleted while it was read');
@@ -355,7 +363,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, new ProblemError(500, 'The server failed to answer this request.'));
   });
-  app.setNotFoundHandler((request, reply) => sendProblem(reply, new ProblemError(404, `No resource at ${pathOf(request)}.`)));
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, new ProblemError(404, `No resource at ${excerpt(pathOf(request))}.`)));
   // The request's id goes back to the client (and into problem documents), so that a report can be found in the log.
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -365,7 +373,8 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   // Ahead of every route's own hooks: requests are counted before their credentials are checked.
   if (options.rateLimits !== undefined && options.rateLimits !== false) {
     const limits = options.rateLimits === true ? {} : options.rateLimits;
-    addRateLimits(app, base, jobs.clock, { ...limits, store: limits.store ?? options.sharedCounters?.rateLimits });
+    // Counted where the other shared counters are: in a cluster, in Redis, so that a limit is the cluster's, not each process's.
+    addRateLimits(app, base, jobs.clock, { ...limits, store: limits.store ?? shared.rateLimits });
   }
   await registerOpenapi(app, base);
   metrics?.instrument(app);
@@ -418,10 +427,13 @@ async function build(
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     trustProxy: options.trustProxy ?? false,
     ...(serverFactory !== undefined && { serverFactory }),
+    // No segment of a path is refused for its length (Fastify's default refuses one of 101 characters with 414): an id
+    // too long to exist is an unknown resource, 404 after authentication as any other id. The request line is bounded
+    // all the same, with the header fields, by Node's header size limit (16 KiB by default; past it, 431).
+    routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER },
     frameworkErrors: (error, request, reply) => {
-      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
       request.log.info({ code: error.code }, 'request refused');
-      void sendProblem(reply, new ProblemError(tooLong ? 414 : 400, tooLong ? 'A segment of the URL path is too long.' : 'The URL is malformed.'));
+      void sendProblem(reply, new ProblemError(400, 'The URL is malformed.'));
     },
     clientErrorHandler: answerClientError,
   });
@@ -478,6 +490,9 @@ function answerClientError(this: FastifyInstance, error: Error & { code?: string
   if (socket.writable) socket.write(rawProblemAnswer(status, detail));
   socket.destroy();
 }
+
+/** The `Retry-After` of a request refused while the shared counters cannot be reached: Redis clients reconnect within seconds. */
+const COUNTERS_RETRY_AFTER_SECONDS = 10;
 
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -85,6 +85,8 @@ const canSignIn = (user: UserRecord): boolean => user.detail.isActive && user.de
 export class Authenticator {
   readonly limiter: SignInLimits;
   readonly remembered = new RememberedCredentials();
+  /** Sign-ins being checked, by credentials and address (signIn). */
+  private readonly signingIn = new Map<string, Promise<Principal>>();
   private readonly key: Uint8Array;
   private readonly root: RootAccount;
   private readonly users: UserStore;
@@ -161,38 +163,61 @@ export class Authenticator {
 
   /**
    * The caller a username and password sign in as (root, or a user who may sign in with a password); 429 while the
-   * username or the address is locked out, 401 otherwise. Every wrong password and unknown username counts.
+   * username or the address is locked out, 401 otherwise. Every wrong password and unknown username counts, and takes
+   * its place in the count before it is checked. Concurrent sign-ins with the same credentials from one address share
+   * one check: a client sending many requests at once with its password takes one place, not one each (which would
+   * lock it out by itself once ten were in flight).
    */
-  async signIn(username: string, password: string, address: string): Promise<Principal> {
-    const retryAfter = await this.limiter.retryAfter(username, address);
-    if (retryAfter > 0) {
-      throw tooManyRequests('Too many failed sign-ins', retryAfter * 1000);
+  signIn(username: string, password: string, address: string): Promise<Principal> {
+    const key = `${this.remembered.keyOf(username, password)}\0${address}`;
+    const running = this.signingIn.get(key);
+    if (running !== undefined) return running;
+    const check = this.checkSignIn(username, password, address).finally(() => this.signingIn.delete(key));
+    this.signingIn.set(key, check);
+    return check;
+  }
+
+  private async checkSignIn(username: string, password: string, address: string): Promise<Principal> {
+    const reservation = await this.limiter.reserve(username, address);
+    if ('retryAfterSeconds' in reservation) throw tooManyRequests('Too many failed sign-ins', reservation.retryAfterSeconds * 1000);
+    const { attempt } = reservation;
+    try {
+      const principal = await this.verifyCredentials(username, password);
+      if (principal === null) {
+        await attempt.failed();
+        throw unauthorized(WRONG_CREDENTIALS);
+      }
+      await attempt.release();
+      // The right password of an inactive user is not a failure; it signs in as no one all the same.
+      if (principal.user !== undefined && !canSignIn(principal.user)) throw unauthorized(WRONG_CREDENTIALS);
+      return principal;
+    } finally {
+      // A check that could not be made (the store failed): its place is given back (a no-op once settled).
+      await attempt.release();
     }
-    const fail = async (): Promise<never> => {
-      await this.limiter.recordFailure(username, address);
-      throw unauthorized(WRONG_CREDENTIALS);
-    };
+  }
+
+  /** Who `username` and `password` are, or null when they are wrong (an unknown username included, in the same time). */
+  private async verifyCredentials(username: string, password: string): Promise<Principal | null> {
     if (sameSecret(username, this.root.username)) {
       if (sameSecret(password, this.root.password)) return { id: this.root.id, isRoot: true };
       // As long as a user's wrong password takes.
       await verifyAgainstDummy(password);
-      return fail();
+      return null;
     }
     const user = await this.users.userByUsername(username);
     const password_ = user?.detail.authentication.password;
     if (user === null || password_ === undefined || !password_.isEnabled) {
       await verifyAgainstDummy(password);
-      return fail();
+      return null;
     }
     if (user.detail.type === 'BrowserApp') {
       // Passwordless: the key is the username, and the password is empty.
-      if (password !== '') return fail();
+      if (password !== '') return null;
     } else if (!this.recalled(username, password, user)) {
-      if (user.passwordHash === undefined || !(await verifyPassword(user.passwordHash, password))) return fail();
+      if (user.passwordHash === undefined || !(await verifyPassword(user.passwordHash, password))) return null;
       this.remembered.remember(username, password, user.id, { passwordVersion: user.passwordVersion, etag: user.etag });
     }
-    // The right password of an inactive user is not a failure; it signs in as no one all the same.
-    if (!canSignIn(user)) throw unauthorized(WRONG_CREDENTIALS);
     return { id: user.id, isRoot: false, user };
   }
 

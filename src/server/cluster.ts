@@ -47,7 +47,7 @@ export async function openClusterParts(
         await withDeadline(runtime.redis.ping(), READY_TIMEOUT_MS, 'Redis did not answer in time');
       },
       sharedCounters: redisSharedCounters({
-        redis: runtime.redis,
+        redis: runtime.countersRedis,
         ...(settings.prefix !== undefined && { prefix: settings.prefix }),
         ...(clock !== undefined && { now: () => clock.now() }),
       }),

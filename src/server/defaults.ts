@@ -26,6 +26,13 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 60_000;
  */
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
+/** Request rate limits (`rateLimits`): tokens added per second to a client IP's bucket under /v2.x. */
+export const DEFAULT_RATE_PER_SECOND = 6;
+/** The most tokens a bucket holds: the burst an idle client may send at once. */
+export const DEFAULT_BURST = 15;
+/** The most requests of one client IP in flight under /v1.4. */
+export const DEFAULT_LEGACY_IN_FLIGHT = 5;
+
 /** The lifetime of a bearer token. */
 export const DEFAULT_TOKEN_LIFETIME_MS = 3_600_000;
 

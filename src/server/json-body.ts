@@ -4,14 +4,16 @@
  * top-level `entries` array are handed over one at a time; the other members the caller names are kept.
  *
  * The answers are those of the buffered parser of src/server/app.ts, in the same order: a body past the limit is 413
- * whatever it holds; then bytes that are not UTF-8 are 400 wherever they are; then malformed JSON, a `__proto__`
- * key or a `constructor.prototype` anywhere is Fastify's 400 (the refusals of secure-json-parse); repeated keys
- * keep the last value, as JSON.parse does.
+ * whatever it holds; then bytes that are not UTF-8 are 400 wherever they are; then nesting deeper than
+ * MAX_JSON_DEPTH is 400 (the tokenizer stops at the first bracket too many: the parser's work per value grows with the
+ * depth); then malformed JSON, a `__proto__` key or a `constructor.prototype` anywhere is Fastify's 400 (the refusals
+ * of secure-json-parse); repeated keys keep the last value, as JSON.parse does.
  */
 import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import { Tokenizer, TokenParser, TokenType, type ParsedTokenInfo } from '@streamparser/json';
 import { errorCodes } from 'fastify';
+import { MAX_JSON_DEPTH, tooDeep } from './json-depth.js';
 import { ProblemError } from './problems.js';
 
 /**
@@ -44,6 +46,8 @@ export interface JsonBody {
 }
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+/** Thrown by the token observer at the first bracket past the depth cap. */
+const TOO_DEEP = new Error('the body nests too deep');
 
 interface Frame {
   readonly isObject: boolean;
@@ -67,14 +71,17 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
   };
   const wanted = new Set(members);
   let jsonError = false;
+  /** The body nests deeper than MAX_JSON_DEPTH: tokenizing stopped there. */
+  let deep = false;
   let poisoned = false;
   const frames: Frame[] = [];
   let awaitingEntries = false;
 
   const tokenizer = new Tokenizer();
   const parser = new TokenParser({ paths: ['$.entries.*', ...members.map((name) => `$.${name}`)], keepStack: false });
-  tokenizer.onError = () => {
-    jsonError = true;
+  tokenizer.onError = (error) => {
+    if (error === TOO_DEEP) deep = true;
+    else jsonError = true;
   };
   parser.onError = () => {
     jsonError = true;
@@ -134,6 +141,8 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
       reader.entriesStart(result.entries === 'array');
     }
     if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) {
+      // Thrown out of the tokenizer's loop, which ends there (its onError hears it): nothing deeper is parsed.
+      if (frames.length >= MAX_JSON_DEPTH) throw TOO_DEEP;
       const isConstructorValue = top?.isObject === true && top.key === 'constructor' && token === TokenType.LEFT_BRACE;
       frames.push({ isObject: token === TokenType.LEFT_BRACE, expectsKey: true, key: null, isConstructorValue, poisonedConstructor: false });
     }
@@ -176,7 +185,7 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
         break;
       }
     }
-    if (bytes.length > 0 && !jsonError) tokenizer.write(bytes);
+    if (bytes.length > 0 && !jsonError && !deep) tokenizer.write(bytes);
     throwReaderFailure();
   };
 
@@ -223,6 +232,7 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
   if (head !== null) feed(afterByteOrderMarks(head));
   // A body of byte order marks only: one is an empty body to the buffered parser, two are malformed JSON.
   if (received === BOM.length && boms === 1) throw new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY();
+  if (deep) throw tooDeep();
   if (!jsonError && !tokenizer.isEnded) tokenizer.end();
   throwReaderFailure();
   if (jsonError || !parser.isEnded || poisoned) throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();

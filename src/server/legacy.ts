@@ -18,7 +18,7 @@ import { ProblemError, invalidField } from './problems.js';
 import { accessibleJob, principalOf, requirePermission } from './access.js';
 import { admit } from './admission.js';
 import { LEGACY_CREDIT_PATHS, legacyCreditRoutes } from './credits.js';
-import { addMethodNotAllowed, gone, pathOf, requireCredentials, storeSubmission, streamedJsonRoutes, type ServerContext } from './routes.js';
+import { addMethodNotAllowed, gone, requireCredentials, storeSubmission, streamedJsonRoutes, type ServerContext } from './routes.js';
 import { LEGACY_OPERATIONS } from './schemas/index.js';
 import { canonical, invalidBody, readStreamedSubmission } from './submission.js';
 
@@ -58,8 +58,8 @@ export async function legacyRoutes(app: FastifyInstance, { context }: { context:
         }
         return admit(request, context, readStreamedSubmission(received, context), received.count, 'v1.4');
       });
-      const location = `${pathOf(request).replace(/\/+$/, '')}/${job.id}`;
-      return reply.code(202).header('Location', location).send(snapshotOf(job));
+      // The route's own prefix, not the path as sent: a Location is a canonical path, never the client's spelling.
+      return reply.code(202).header('Location', `${request.server.prefix}/email-validations/${job.id}`).send(snapshotOf(job));
     });
   });
 

@@ -41,6 +41,14 @@ const KINDS: Record<number, { type: string; title: string }> = {
   507: { type: '/problems/insufficient-storage', title: 'Insufficient Storage' },
 };
 
+/** The most characters of what a client sent (an id, a path) that a detail repeats. */
+const EXCERPT_LENGTH = 100;
+
+/** What a client sent, as a detail repeats it: whole up to 100 characters, else its start and an ellipsis. */
+export function excerpt(text: string): string {
+  return text.length <= EXCERPT_LENGTH ? text : `${text.slice(0, EXCERPT_LENGTH)}…`;
+}
+
 /** An error that becomes a problem document; thrown by handlers, answered by the error handler. */
 export class ProblemError extends Error {
   constructor(

@@ -3,7 +3,9 @@
  * - every request under `/v2.x` takes a token of its IP's bucket (6 per second, 15 at most by default);
  * - at most 5 requests per IP are in flight under `/v1.4`, from the moment their headers are read until their answer
  *   ends or the client hangs up.
- * Beyond either: 429 with `Retry-After` (whole seconds, at least 1). Probes, metrics and the OpenAPI document are not
+ * Beyond either: 429 with `Retry-After` (whole seconds, at least 1). A request is placed by the route the router chose,
+ * not by the bytes of its path: `/v2%2E7/...` and `/%76%32.7/...` reach the routes of `/v2.7` and count as they do
+ * (a path that no route matches is judged decoded, so that a path under a version counts whatever it is). Probes, metrics and the OpenAPI document are not
  * under a version path and are never counted. CORS preflights are answered by the CORS layer before any route hook
  * and are not counted either: they carry no credentials and do no work, and counting them would halve a browser
  * app's rate; the actual request gets its CORS headers first, so a browser can read its 429 and Retry-After.
@@ -16,8 +18,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../jobs/clock.js';
 import { clientAddress } from './auth.js';
+import { DEFAULT_BURST, DEFAULT_LEGACY_IN_FLIGHT, DEFAULT_RATE_PER_SECOND } from './defaults.js';
 import { tooManyRequests } from './problems.js';
-import { pathOf } from './routes.js';
+import { routedPath } from './routes.js';
 
 export interface RateLimitOptions {
   /** Tokens added to an IP's bucket per second, for requests under /v2.x (default 6). */
@@ -29,10 +32,6 @@ export interface RateLimitOptions {
   /** Where buckets and requests in flight are counted (default: in this process's memory). */
   readonly store?: RateLimitStore;
 }
-
-export const DEFAULT_RATE_PER_SECOND = 6;
-export const DEFAULT_BURST = 15;
-export const DEFAULT_LEGACY_IN_FLIGHT = 5;
 
 export interface Bucket {
   /** Milliseconds between two tokens. */
@@ -115,7 +114,7 @@ export function addRateLimits(app: FastifyInstance, base: string, clock: Clock, 
   }
   const store = options.store ?? new MemoryRateLimitStore();
   app.addHook('onRequest', async (request, reply) => {
-    const path = pathOf(request);
+    const path = routedPath(request);
     if (!path.startsWith(`${base}/`)) return;
     const rest = path.slice(base.length);
     const ip = clientAddress(request);

@@ -15,7 +15,7 @@ import { accessibleJob, permits, principalOf, requirePermission, type Principal 
 import type { Cursors, CursorState } from './cursor.js';
 import { entriesFormat, sendExport } from './export/index.js';
 import { isMultipart, readFileImport, type ResolvedImportOptions } from './import/index.js';
-import { ProblemError, invalidField } from './problems.js';
+import { ProblemError, excerpt, invalidField } from './problems.js';
 import { DEFAULT_PAGE_LIMIT, JOB_STATUSES, MAX_PAGE_LIMIT, overviewOf } from './shapes.js';
 import { V2_OPERATIONS } from './schemas/index.js';
 import type { CustomQualityLevel } from './quality-levels.js';
@@ -189,16 +189,14 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
     if (job.status === 'InProgress') return reply.code(202).send({ overview: overview(job) });
     const index = /^\d{1,10}$/.test(indexText) ? Number(indexText) : -1;
     if (index < 0 || index >= job.noOfEntries) {
-      throw new ProblemError(404, `The job has no entry ${indexText}.`);
+      throw new ProblemError(404, `The job has no entry ${excerpt(indexText)}.`);
     }
     const limit = readLimit(query['limit']) ?? DEFAULT_PAGE_LIMIT;
     // Pages are aligned on multiples of the limit from index 0.
     const start = Math.floor(index / limit) * limit;
     const page = new URLSearchParams({ limit: String(limit) });
     if (start > 0) page.set('cursor', context.cursors.encode({ listing: `entries:${job.id}`, filter: '', limit, first: start - 1, last: start - 1 }));
-    const path = pathOf(request);
-    const base = path.slice(0, path.indexOf('/entries/'));
-    return reply.code(303).header('Location', `${base}/entries?${page}`).send();
+    return reply.code(303).header('Location', `${request.server.prefix}/email-validations/${job.id}/entries?${page}`).send();
   });
 
   app.delete('/email-validations/:id', { schema: V2_OPERATIONS.deleteJob }, async (request, reply) => {
@@ -225,12 +223,12 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
       // A submitter that may write but not read its jobs: its job is accepted (never a 403 for a stored job, which a
       // client would submit again), answered as 1.4 answers it: where it is and its overview, no results, no waiting.
       const job = (await jobs.get(id))!;
-      reply.header('Location', `${prefixOf(request)}/email-validations/${job.id}`);
+      reply.header('Location', `${request.server.prefix}/email-validations/${job.id}`);
       return reply.code(202).send({ overview: overview(job) });
     }
     const job = await settled(request, id, waitTime);
     if (job.status === 'InProgress') {
-      if (submitted) reply.header('Location', `${prefixOf(request)}/email-validations/${job.id}`);
+      if (submitted) reply.header('Location', `${request.server.prefix}/email-validations/${job.id}`);
       return reply.code(202).send({ overview: overview(job) });
     }
     return reply.code(200).send({ overview: overview(job), entries: await entriesPage(job, {}) });
@@ -374,12 +372,6 @@ export function gone(job: JobRecord): ProblemError {
   return new ProblemError(410, `The job ${job.id} is ${job.status === 'Expired' ? 'expired' : 'deleted'}.`);
 }
 
-/** The path prefix of the interface version the request came through (base path and `/v2.x`). */
-function prefixOf(request: FastifyRequest): string {
-  const path = pathOf(request);
-  return path.slice(0, path.indexOf('/email-validations'));
-}
-
 /**
  * The path of the request's URL, without its query. A request target in absolute form (`POST http://host/v2.7/...`,
  * RFC 9112 §3.2.2) names a host of the client's choosing: only its path is ever echoed (a `Location` is a path).
@@ -389,6 +381,23 @@ export function pathOf(request: FastifyRequest): string {
   const path = url.startsWith('/') ? url : new URL(url, 'http://localhost').pathname;
   const query = path.indexOf('?');
   return query < 0 ? path : path.slice(0, query);
+}
+
+/**
+ * The path that decides what a request is (which limits count it): the pattern of the route the router chose, base path
+ * and version included (`/api/v2.7/email-validations/:id`), which no spelling of the client's changes; for a request
+ * that no route matched, its path percent-decoded (RFC 3986 §2.1) as the router decodes it, or as sent when it does
+ * not decode. The raw path is what the client wrote, not what is served: `/v2%2E7/...` is served by the routes of `/v2.7`.
+ */
+export function routedPath(request: FastifyRequest): string {
+  const route = request.routeOptions.url;
+  if (route !== undefined) return route;
+  const path = pathOf(request);
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 /** The parameters that may be given more than once: their values are one comma-separated list. */

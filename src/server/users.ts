@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hashPassword } from '../accounts/passwords.js';
 import { acceptTotp, FirstFactorAttempts, MemoryTotpSteps, newTotpSecret, totpUri, type SecondFactorAttempts, type TotpStepClaims } from '../accounts/totp.js';
+import { TotpFailureLimiter, type TotpFailureLimits } from '../accounts/sign-in-limits.js';
 import { USER_TYPES, UsernameTakenError, type UserRecord, type UserSort, type UserType } from '../accounts/types.js';
 import {
   changedUserRecord,
@@ -26,9 +27,10 @@ import { isoTime } from '../jobs/clock.js';
 import { forbidden, permits, principalOf, requirePermission, type Principal } from './access.js';
 import { unauthorized } from './auth.js';
 import { checkRequestProtection } from './protection.js';
-import { ProblemError, invalidField } from './problems.js';
+import { parseClientJson } from './json-depth.js';
+import { ProblemError, excerpt, invalidField, tooManyRequests } from './problems.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './shapes.js';
-import { pathOf, type ServerContext } from './routes.js';
+import type { ServerContext } from './routes.js';
 import { USER_OPERATIONS } from './schemas/index.js';
 
 const JSON_PATCH = 'application/json-patch+json';
@@ -53,16 +55,21 @@ export const TOTP_STEP_PATHS: Record<string, readonly string[]> = {
  */
 export interface SecondFactorState {
   readonly attempts: SecondFactorAttempts;
+  /** Wrong codes per user (across its first-factor tokens), reserved before each check. */
+  readonly failures: TotpFailureLimits;
   /** Steps accepted per user, claimed before a code is accepted (across a cluster's processes when shared). */
   readonly steps: TotpStepClaims;
   serially<T>(userId: string, work: () => Promise<T>): Promise<T>;
 }
 
 /** The state in this process's memory, unless stores shared by a cluster are given. */
-export function newSecondFactorState(shared: { readonly attempts?: SecondFactorAttempts; readonly steps?: TotpStepClaims } = {}): SecondFactorState {
+export function newSecondFactorState(
+  shared: { readonly attempts?: SecondFactorAttempts; readonly failures?: TotpFailureLimits; readonly steps?: TotpStepClaims } = {},
+): SecondFactorState {
   const queues = new Map<string, Promise<unknown>>();
   return {
     attempts: shared.attempts ?? new FirstFactorAttempts(),
+    failures: shared.failures ?? new TotpFailureLimiter(),
     steps: shared.steps ?? new MemoryTotpSteps(),
     serially: <T>(userId: string, work: () => Promise<T>): Promise<T> => {
       const previous = queues.get(userId) ?? Promise.resolve();
@@ -139,9 +146,9 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
 
   app.addContentTypeParser(JSON_PATCH, { parseAs: 'string' }, (_request, body, done) => {
     try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      done(new ProblemError(400, 'The body is not valid JSON.'), undefined);
+      done(null, parseClientJson(body as string));
+    } catch (error) {
+      done(error instanceof ProblemError ? error : new ProblemError(400, 'The body is not valid JSON.'), undefined);
     }
   });
 
@@ -151,7 +158,7 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
     const { id } = request.params as { id: string };
     const user = /^[0-9a-f-]{36}$/i.test(id) ? await users.getUser(id.toLowerCase()) : null;
     const own = user !== null && user.id === principal.id;
-    if (user === null || (!own && !permits(principal, 'users', 'read', 'account'))) throw new ProblemError(404, `No user ${id}.`);
+    if (user === null || (!own && !permits(principal, 'users', 'read', 'account'))) throw new ProblemError(404, `No user ${excerpt(id)}.`);
     requirePermission(principal, 'users', operation, own ? 'my' : 'account');
     if (user.deletedOn !== undefined) throw new ProblemError(410, `The user ${user.id} is deleted.`);
     return user;
@@ -241,7 +248,7 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
       ...(created.password !== undefined && { passwordHash: await hashPassword(created.password) }),
     };
     await documentRules(() => users.createUser(record));
-    return answerOverview(reply.code(200).header('Location', `${usersPrefixOf(request)}/users/${record.id}`), record);
+    return answerOverview(reply.code(200).header('Location', `${request.server.prefix}/users/${record.id}`), record);
   });
 
   app.get('/users/:id', { schema: USER_OPERATIONS.getUser }, async (request, reply) => {
@@ -280,7 +287,7 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
     const user = /^[0-9a-f-]{36}$/i.test(id) ? await users.getUser(id.toLowerCase()) : null;
     const own = user !== null && user.id === principal.id;
     const admin = principal.isRoot || principal.user?.detail.type === 'Administrator';
-    if (user === null || (!own && !admin && !permits(principal, 'users', 'read', 'account'))) throw new ProblemError(404, `No user ${id}.`);
+    if (user === null || (!own && !admin && !permits(principal, 'users', 'read', 'account'))) throw new ProblemError(404, `No user ${excerpt(id)}.`);
     if (!own && !admin) throw forbidden('Only the user itself and administrators manage its second factor.');
     if (user.deletedOn !== undefined) throw new ProblemError(410, `The user ${user.id} is deleted.`);
     return user;
@@ -335,9 +342,9 @@ export async function totpStepRoute(app: FastifyInstance, context: ServerContext
   await app.register(async (scope) => {
     scope.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => {
       try {
-        done(null, JSON.parse(body as string));
-      } catch {
-        done(new ProblemError(400, 'The body is not valid JSON.'), undefined);
+        done(null, parseClientJson(body as string));
+      } catch (error) {
+        done(error instanceof ProblemError ? error : new ProblemError(400, 'The body is not valid JSON.'), undefined);
       }
     });
     scope.post('/auth/totp/verifications', { schema: USER_OPERATIONS.verifyTotp }, async (request, reply) => {
@@ -349,16 +356,28 @@ export async function totpStepRoute(app: FastifyInstance, context: ServerContext
         // Checked again in turn: two requests with the same token may have come at once.
         if (await secondFactor.attempts.isRevoked(factor.tokenId)) throw unauthorized('This first-factor token is used up or revoked: sign in again.');
         const user = (await users.getUser(factor.user.id))!;
-        const secret = user.totp?.secret;
-        const step = secret === undefined ? null : acceptTotp(secret, passCode, user.totp?.lastStep, Date.now());
-        if (step === null || !(await secondFactor.steps.claim(user.id, step))) {
-          const revoked = await secondFactor.attempts.recordWrongCode(factor.tokenId, factor.expiresAt);
-          throw forbidden(revoked ? 'The code is wrong or used already; this token is now revoked: sign in again.' : 'The code is wrong or used already.');
+        // Wrong codes count per user too, whatever token they come with (a new first-factor token costs only the
+        // password): the code takes its place in the count before it is checked, across the cluster's processes.
+        const reservation = await secondFactor.failures.reserve(user.id);
+        if ('retryAfterSeconds' in reservation) throw tooManyRequests('Too many wrong TOTP codes for this user', reservation.retryAfterSeconds * 1000);
+        const { attempt } = reservation;
+        try {
+          const secret = user.totp?.secret;
+          const step = secret === undefined ? null : acceptTotp(secret, passCode, user.totp?.lastStep, Date.now());
+          if (step === null || !(await secondFactor.steps.claim(user.id, step))) {
+            await attempt.failed();
+            const revoked = await secondFactor.attempts.recordWrongCode(factor.tokenId, factor.expiresAt);
+            throw forbidden(revoked ? 'The code is wrong or used already; this token is now revoked: sign in again.' : 'The code is wrong or used already.');
+          }
+          await attempt.release();
+          await saveUser(context, user, { ...user, totp: { ...user.totp, lastStep: step } });
+          // One full token per first-factor token.
+          await secondFactor.attempts.revoke(factor.tokenId, factor.expiresAt);
+          return { accessToken: await auth.fullToken({ id: user.id, isRoot: false, user }) };
+        } finally {
+          // A check that could not be made gives its place back (a no-op once settled).
+          await attempt.release();
         }
-        await saveUser(context, user, { ...user, totp: { ...user.totp, lastStep: step } });
-        // One full token per first-factor token.
-        await secondFactor.attempts.revoke(factor.tokenId, factor.expiresAt);
-        return { accessToken: await auth.fullToken({ id: user.id, isRoot: false, user }) };
       });
     });
   });
@@ -370,11 +389,3 @@ function passCodeOf(body: unknown): string {
   return passCode;
 }
 
-/**
- * The path prefix of the interface version the request came through (base path and `/v2.x`), from the request's path
- * alone (`pathOf`: an absolute-form request target's host is never echoed).
- */
-function usersPrefixOf(request: FastifyRequest): string {
-  const path = pathOf(request);
-  return path.slice(0, path.indexOf('/users'));
-}

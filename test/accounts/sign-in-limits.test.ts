@@ -2,7 +2,15 @@
 // thresholds (10 and 100 failures allowed, the next attempt refused), Retry-After until the oldest counted failure is
 // 15 minutes old, case-insensitive usernames, and the bounds on memory (expiry, and a cap that keeps blocks).
 import { describe, expect, it } from 'vitest';
-import { ADDRESS_FAILURE_LIMIT, SIGN_IN_WINDOW_MS, SignInLimiter, USERNAME_FAILURE_LIMIT } from '../../src/accounts/sign-in-limits.js';
+import {
+  ADDRESS_FAILURE_LIMIT,
+  SIGN_IN_WINDOW_MS,
+  SignInLimiter,
+  TOTP_FAILURE_LIMIT,
+  TotpFailureLimiter,
+  USERNAME_FAILURE_LIMIT,
+  type Reservation,
+} from '../../src/accounts/sign-in-limits.js';
 
 const MINUTE = 60_000;
 
@@ -151,5 +159,65 @@ describe('SignInLimiter memory', () => {
     expect(limiter.trackedKeys.usernames).toBe(3);
     expect(limiter.retryAfter('first', freshIp())).toBe(0);
     for (const name of ['second', 'third', 'fourth']) expect(limiter.retryAfter(name, freshIp())).toBeGreaterThan(0);
+  });
+});
+
+const placed = (reservations: readonly Reservation[]) => reservations.flatMap((r) => ('attempt' in r ? [r.attempt] : []));
+
+describe('reservations: a guess takes its place in the count before it is checked', () => {
+  it('60 concurrent guesses for one username: 10 get a place, the rest are refused for a second while those are checked', () => {
+    const clock = fakeClock();
+    const limiter = new SignInLimiter({ now: clock.now });
+    const reservations = Array.from({ length: 60 }, () => limiter.reserve('kilo-desk', freshIp()));
+    const attempts = placed(reservations);
+    expect(attempts).toHaveLength(USERNAME_FAILURE_LIMIT);
+    for (const refused of reservations.filter((r) => 'retryAfterSeconds' in r)) expect(refused).toEqual({ retryAfterSeconds: 1 });
+    // Nine wrong, one right (given back): one more guess may be checked, then the username is locked out.
+    for (const attempt of attempts.slice(1)) attempt.failed();
+    attempts[0]!.release();
+    // Settling twice changes nothing.
+    attempts[1]!.failed();
+    attempts[0]!.release();
+    expect(limiter.retryAfter('kilo-desk', freshIp())).toBe(0);
+    placed([limiter.reserve('kilo-desk', freshIp())])[0]!.failed();
+    expect(limiter.retryAfter('kilo-desk', freshIp())).toBe(SIGN_IN_WINDOW_MS / 1000);
+  });
+
+  it('150 concurrent guesses from one address: 100 get a place', () => {
+    const limiter = new SignInLimiter({ now: fakeClock().now });
+    const attempts = placed(Array.from({ length: 150 }, (_, i) => limiter.reserve(`user-${i}`, '192.0.2.7')));
+    expect(attempts).toHaveLength(ADDRESS_FAILURE_LIMIT);
+    for (const attempt of attempts) attempt.failed();
+    expect(limiter.retryAfter('someone-else', '192.0.2.7')).toBe(SIGN_IN_WINDOW_MS / 1000);
+  });
+
+  it('a refused reservation takes no place in either count', () => {
+    const limiter = new SignInLimiter({ now: fakeClock().now });
+    for (let i = 0; i < 10; i++) limiter.recordFailure('locked', '192.0.2.8');
+    for (let i = 0; i < 200; i++) expect('retryAfterSeconds' in limiter.reserve('locked', '192.0.2.8')).toBe(true);
+    // The address holds the 10 failures of the username only.
+    expect(placed([limiter.reserve('another', '192.0.2.8')])).toHaveLength(1);
+  });
+
+  it('counts the Kelvin sign apart from K: the user store does not fold it either (usernames are ASCII)', () => {
+    const limiter = new SignInLimiter({ now: fakeClock().now });
+    for (let i = 0; i < 10; i++) limiter.recordFailure('kilo-desk', freshIp());
+    expect(limiter.retryAfter('KILO-DESK', freshIp())).toBeGreaterThan(0);
+    expect(limiter.retryAfter('\u212Ailo-desk', freshIp())).toBe(0);
+  });
+});
+
+describe('TotpFailureLimiter', () => {
+  it('allows 10 wrong codes per user within 15 minutes, reserved before each check', () => {
+    expect(TOTP_FAILURE_LIMIT).toBe(10);
+    const clock = fakeClock();
+    const limiter = new TotpFailureLimiter({ now: clock.now });
+    const attempts = placed(Array.from({ length: 30 }, () => limiter.reserve('user-1')));
+    expect(attempts).toHaveLength(10);
+    for (const attempt of attempts) attempt.failed();
+    expect(limiter.reserve('user-1')).toEqual({ retryAfterSeconds: SIGN_IN_WINDOW_MS / 1000 });
+    expect(placed([limiter.reserve('user-2')])).toHaveLength(1);
+    clock.advance(SIGN_IN_WINDOW_MS);
+    expect(placed([limiter.reserve('user-1')])).toHaveLength(1);
   });
 });

@@ -1,8 +1,9 @@
 // Throttling rules over sliding windows, on a fake clock: the exact limit per period, Retry-After until the oldest
 // counted submission leaves the window, Global and IPAddress scopes, several rules at once, slots given back, rules
-// changed between submissions, and memory that is given up once nothing is left in the window.
+// changed between submissions, submissions counted while a user has no rules, and memory bounded: a day of
+// submissions at most, the newest KEPT_SUBMISSIONS (or the largest limit) per log, forgotten once nothing is left.
 import { describe, expect, it } from 'vitest';
-import { PERIOD_MS, Throttle } from '../../src/accounts/throttling.js';
+import { KEPT_SUBMISSIONS, PERIOD_MS, Throttle } from '../../src/accounts/throttling.js';
 import type { ThrottlingRule } from '../../src/accounts/types.js';
 
 function fakeClock(): { now: () => number; advance: (ms: number) => void } {
@@ -99,20 +100,55 @@ describe('Throttle', () => {
     expect(submit(throttle, [rule(3, 'Minute')])).toBe(60);
     // Raised: let through.
     expect(submit(throttle, [rule(4, 'Minute')])).toBe(0);
-    // No rule: nothing refused, and nothing kept.
+    // No rule: nothing refused, and still counted.
     expect(submit(throttle, [])).toBe(0);
-    expect(throttle.size).toBe(0);
-    expect(submit(throttle, [rule(1, 'Minute')])).toBe(0);
+    expect(submit(throttle, [])).toBe(0);
+    expect(throttle.size).toBe(2);
+    // Six made, under rules or none: a rule set again counts them all.
+    expect(submit(throttle, [rule(6, 'Minute')])).toBe(60);
+    expect(submit(throttle, [rule(7, 'Minute')])).toBe(0);
   });
 
-  it('forgets logs with nothing left in their window', () => {
+  it('keeps a day of submissions whatever the periods of the rules of the moment: a longer period added later sees them', () => {
+    const clock = fakeClock();
+    const throttle = new Throttle(clock.now);
+    for (let i = 0; i < 3; i++) {
+      expect(submit(throttle, [rule(1, 'Minute')])).toBe(0);
+      clock.advance(3_600_000);
+    }
+    // Three in the last day (the first 3 hours ago): a daily rule of 3 refuses until it is 24 hours old.
+    expect(submit(throttle, [rule(3, 'Day')])).toBe(21 * 3600);
+    clock.advance(21 * 3_600_000);
+    expect(submit(throttle, [rule(3, 'Day')])).toBe(0);
+  });
+
+  it(`keeps at most the newest ${KEPT_SUBMISSIONS} per log, or a larger limit of the user's rules`, () => {
+    const clock = fakeClock();
+    const throttle = new Throttle(clock.now);
+    for (let i = 0; i < KEPT_SUBMISSIONS + 5; i++) {
+      expect(submit(throttle, [])).toBe(0);
+      clock.advance(10);
+    }
+    // Every rule up to the cap is exact; one above it sees only the cap.
+    expect(submit(throttle, [rule(KEPT_SUBMISSIONS, 'Day')])).toBeGreaterThan(0);
+    expect(submit(throttle, [rule(KEPT_SUBMISSIONS + 2, 'Day')])).toBe(0);
+    // Under a rule of a larger limit, the log keeps that many: exact for it.
+    const big = [rule(KEPT_SUBMISSIONS + 10, 'Day')];
+    for (let i = 0; i < 9; i++) expect(submit(throttle, big)).toBe(0);
+    expect(submit(throttle, big)).toBeGreaterThan(0);
+  });
+
+  it('forgets logs with nothing left in the last day', () => {
     const clock = fakeClock();
     const throttle = new Throttle(clock.now);
     for (let user = 0; user < 100; user++) submit(throttle, [rule(5, 'Minute', 'IPAddress')], `user-${user}`, `198.51.100.${user}`);
-    // A Global and an IPAddress log per user.
+    // A Global and an IPAddress log per user, kept for a day.
     expect(throttle.size).toBe(200);
     clock.advance(61_000);
     submit(throttle, [rule(5, 'Minute')], 'other');
+    expect(throttle.size).toBe(202);
+    clock.advance(86_400_000);
+    submit(throttle, [], 'another');
     expect(throttle.size).toBe(2);
   });
 });

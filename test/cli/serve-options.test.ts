@@ -87,9 +87,26 @@ describe('serve options: precedence', () => {
 
   it('rate limits: off by default; on by --rate-limits, MAILVERIFY_RATE_LIMITS or rateLimits in the config file', () => {
     expect(settings([]).server.rateLimits).toBe(false);
-    expect(settings(['--rate-limits']).server.rateLimits).toBe(true);
-    expect(settings([], { MAILVERIFY_RATE_LIMITS: 'true' }).server.rateLimits).toBe(true);
-    expect(settings([], {}, { rateLimits: true }).server.rateLimits).toBe(true);
+    expect(settings(['--rate-limits']).server.rateLimits).toEqual({});
+    expect(settings([], { MAILVERIFY_RATE_LIMITS: 'true' }).server.rateLimits).toEqual({});
+    expect(settings([], {}, { rateLimits: true }).server.rateLimits).toEqual({});
+  });
+
+  it('rate limits: the rate, the burst and the requests in flight, each by flag, variable or key, with --rate-limits', () => {
+    expect(settings(['--rate-limits', '--rate-limit-per-second', '0.5', '--rate-limit-burst', '3', '--rate-limit-in-flight', '2']).server.rateLimits)
+      .toEqual({ perSecond: 0.5, burst: 3, legacyInFlight: 2 });
+    expect(settings([], { MAILVERIFY_RATE_LIMITS: '1', MAILVERIFY_RATE_LIMIT_PER_SECOND: '20', MAILVERIFY_RATE_LIMIT_BURST: '40' }).server.rateLimits)
+      .toEqual({ perSecond: 20, burst: 40 });
+    expect(settings([], {}, { rateLimits: true, rateLimitPerSecond: 0.01, rateLimitInFlight: 1 }).server.rateLimits).toEqual({ perSecond: 0.01, legacyInFlight: 1 });
+  });
+
+  it('a rate limit without --rate-limits, or a rate that is not above 0, is a usage error', () => {
+    expect(failure(() => settings(['--rate-limit-burst', '30']))).toBe('--rate-limit-burst needs --rate-limits (or MAILVERIFY_RATE_LIMITS, or the key rateLimits): there are no rate limits without it');
+    expect(failure(() => settings([], { MAILVERIFY_RATE_LIMIT_PER_SECOND: '2' }))).toMatch(/^MAILVERIFY_RATE_LIMIT_PER_SECOND needs --rate-limits/);
+    expect(failure(() => settings(['--rate-limits', '--rate-limit-per-second', '0']))).toMatch(/^--rate-limit-per-second must be a number above 0 .* got 0$/);
+    expect(failure(() => settings(['--rate-limits', '--rate-limit-per-second', '1e3']))).toMatch(/^--rate-limit-per-second must be/);
+    expect(failure(() => settings(['--rate-limits'], {}, { rateLimitPerSecond: '6' }))).toMatch(/config-\w+\.json: rateLimitPerSecond must be .* got "6"$/);
+    expect(failure(() => settings(['--rate-limits', '--rate-limit-burst', '0']))).toMatch(/^--rate-limit-burst must be a whole number from 1/);
   });
 
   it('a flag wins over its variable, a variable over the config file, the config file over the default', () => {

@@ -24,8 +24,9 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-export async function startPrivateRedis(): Promise<PrivateRedis> {
-  const port = await freePort();
+/** A Redis without persistence on `port` (default: a free one). */
+export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
+  port ??= await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
   await waitForOutput(child, /Ready to accept connections/, 'redis-server');
   return {

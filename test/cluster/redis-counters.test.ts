@@ -1,12 +1,20 @@
-// The account protection counters in a real Redis: throttling windows, failed sign-ins, wrong TOTP codes per
-// first-factor token, accepted TOTP steps and used CAPTCHA tokens. Each gives the memory counterpart's answers on the
+// The account protection counters in a real Redis: throttling windows, failed sign-ins (places reserved before each
+// check), wrong TOTP codes per user and per first-factor token, accepted TOTP steps and used CAPTCHA tokens. Each gives the memory counterpart's answers on the
 // same timeline, is exact under concurrent calls from two clients (two server processes), lets each client see the
 // other's counts, and keeps its keys only as long as they can change an answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsedTokens } from '../../src/accounts/captcha.js';
-import { RedisCaptchaTokens, RedisFirstFactorAttempts, RedisSignInLimits, RedisThrottle, RedisTotpSteps } from '../../src/accounts/redis-counters.js';
-import { SIGN_IN_WINDOW_MS, SignInLimiter } from '../../src/accounts/sign-in-limits.js';
-import { Throttle, type ThrottleDecision } from '../../src/accounts/throttling.js';
+import {
+  RESERVED_PLACE_LIFE_MS,
+  RedisCaptchaTokens,
+  RedisFirstFactorAttempts,
+  RedisSignInLimits,
+  RedisThrottle,
+  RedisTotpFailures,
+  RedisTotpSteps,
+} from '../../src/accounts/redis-counters.js';
+import { SIGN_IN_WINDOW_MS, SignInLimiter, TOTP_FAILURE_LIMIT, TotpFailureLimiter, type Reservation } from '../../src/accounts/sign-in-limits.js';
+import { KEPT_SUBMISSIONS, Throttle, type ThrottleDecision } from '../../src/accounts/throttling.js';
 import { FirstFactorAttempts, MemoryTotpSteps, totpClaimExpiresAt, totpStep } from '../../src/accounts/totp.js';
 import type { ThrottlingRule } from '../../src/accounts/types.js';
 import type { Redis } from '../../src/cluster/redis.js';
@@ -85,20 +93,67 @@ describe('throttling windows', () => {
     expect((await throttles[0].take(user, '198.51.100.1', rules)).admitted).toBe(false);
   });
 
-  it("keys live for the longest period of the user's rules, and go when the user has no rules", async () => {
+  it('keys live for a day, and a submission without rules is counted in them too', async () => {
     const throttle = new RedisThrottle({ redis: one, prefix: test.prefix, now: clock });
     const user = fresh('user');
     await throttle.take(user, '192.0.2.9', [{ limit: 1, period: 'Minute', scope: 'IPAddress' }]);
     const keys = [key(`throttle:{${user}}:`), key(`throttle:{${user}}:192.0.2.9`)];
+    now += 60_000;
+    expect((await throttle.take(user, '192.0.2.9', [])).admitted).toBe(true);
     for (const name of keys) {
       const ttl = await one.pttl(name);
-      expect(ttl).toBeGreaterThan(0);
-      expect(ttl).toBeLessThanOrEqual(60_000);
+      expect(ttl).toBeGreaterThan(60_000);
+      expect(ttl).toBeLessThanOrEqual(86_400_000);
+      expect(await one.zcard(name)).toBe(2);
     }
-    expect((await throttle.take(user, '192.0.2.9', [])).admitted).toBe(true);
-    expect(await one.exists(...keys)).toBe(0);
+  });
+
+  it('rules emptied and set again, a cap on what is kept: decide as the memory throttle does, gives back included', async () => {
+    const memory = new Throttle(clock);
+    const redis = new RedisThrottle({ redis: two, prefix: test.prefix, now: clock });
+    const user = fresh('user');
+    const decide = async (rules: ThrottlingRule[], ip = '192.0.2.30', giveBack = false): Promise<string> => {
+      const [expected, got] = [memory.take(user, ip, rules), await redis.take(user, ip, rules)];
+      expect(summary(got)).toBe(summary(expected));
+      if (giveBack && expected.admitted && got.admitted) {
+        expected.slot.giveBack();
+        await got.slot.giveBack();
+      }
+      return summary(expected);
+    };
+    const daily = (limit: number): ThrottlingRule[] => [{ limit, period: 'Day', scope: 'Global' }];
+    expect(await decide(daily(2))).toBe('admitted');
+    expect(await decide([])).toBe('admitted');
+    // Given back without rules: not counted.
+    expect(await decide([], '192.0.2.31', true)).toBe('admitted');
+    now += 3_600_000;
+    expect(await decide(daily(2))).toMatch(/^wait /);
+    expect(await decide(daily(3))).toBe('admitted');
+    // Past the cap without rules: both keep the newest KEPT_SUBMISSIONS.
+    for (let i = 0; i < KEPT_SUBMISSIONS; i++) {
+      now += 1;
+      await decide([]);
+    }
+    expect(await decide(daily(KEPT_SUBMISSIONS))).toMatch(/^wait /);
+    expect(await decide(daily(KEPT_SUBMISSIONS + 1))).toBe('admitted');
+    expect(await two.zcard(key(`throttle:{${user}}:`))).toBe(KEPT_SUBMISSIONS + 1);
   });
 });
+
+/** The Retry-After a reservation answers, 0 when it got a place (then given back). */
+async function retryAfterOf(reservation: Reservation | Promise<Reservation>): Promise<number> {
+  const settled = await reservation;
+  if ('retryAfterSeconds' in settled) return settled.retryAfterSeconds;
+  await settled.attempt.release();
+  return 0;
+}
+
+/** A failure counted through a reservation (which must get a place). */
+async function fail(reservation: Reservation | Promise<Reservation>): Promise<void> {
+  const settled = await reservation;
+  if (!('attempt' in settled)) throw new Error(`refused: Retry-After ${settled.retryAfterSeconds}`);
+  await settled.attempt.failed();
+}
 
 describe('failed sign-ins', () => {
   it('block as the memory limiter does: the 11th attempt for a username, until the oldest failure is 15 minutes old', async () => {
@@ -106,34 +161,64 @@ describe('failed sign-ins', () => {
     const [redis, other] = both((r) => new RedisSignInLimits({ redis: r, prefix: test.prefix, now: clock }));
     const username = fresh('Jane');
     for (let i = 0; i < 10; i++) {
-      expect(await redis.retryAfter(username, '192.0.2.20')).toBe(memory.retryAfter(username, '192.0.2.20'));
-      memory.recordFailure(username, '192.0.2.20');
-      await (i % 2 === 0 ? redis : other).recordFailure(username, '192.0.2.20');
+      expect(await retryAfterOf(redis.reserve(username, '192.0.2.20'))).toBe(memory.retryAfter(username, '192.0.2.20'));
+      await fail(memory.reserve(username, '192.0.2.20'));
+      await fail((i % 2 === 0 ? redis : other).reserve(username, '192.0.2.20'));
       now += 7_000;
     }
     // Blocked, whatever the case of the username, on both clients.
     const expected = memory.retryAfter(username, '192.0.2.20');
     expect(expected).toBeGreaterThan(0);
-    expect(await redis.retryAfter(username.toUpperCase(), '192.0.2.21')).toBe(memory.retryAfter(username.toUpperCase(), '192.0.2.21'));
-    expect(await other.retryAfter(username, '192.0.2.20')).toBe(expected);
+    expect(await retryAfterOf(redis.reserve(username.toUpperCase(), '192.0.2.21'))).toBe(memory.retryAfter(username.toUpperCase(), '192.0.2.21'));
+    expect(await retryAfterOf(other.reserve(username, '192.0.2.20'))).toBe(expected);
     now += expected * 1000 - 1000;
-    expect(await redis.retryAfter(username, '192.0.2.20')).toBe(memory.retryAfter(username, '192.0.2.20'));
+    expect(await retryAfterOf(redis.reserve(username, '192.0.2.20'))).toBe(memory.retryAfter(username, '192.0.2.20'));
     now += 1000;
     expect(memory.retryAfter(username, '192.0.2.20')).toBe(0);
-    expect(await redis.retryAfter(username, '192.0.2.20')).toBe(0);
+    expect(await retryAfterOf(redis.reserve(username, '192.0.2.20'))).toBe(0);
   });
 
-  it('100 failures from one address block it; concurrent failures from two clients are all counted, the newest 100 kept', async () => {
+  it('100 failures from one address block it; concurrent failures from two clients are all counted', async () => {
     const limits = both((r) => new RedisSignInLimits({ redis: r, prefix: test.prefix, now: clock }));
     const ip = '192.0.2.30';
-    await Promise.all(Array.from({ length: 120 }, (_, i) => limits[i % 2]!.recordFailure(fresh('someone'), ip)));
-    expect(await limits[0].retryAfter(fresh('someone'), ip)).toBe(SIGN_IN_WINDOW_MS / 1000);
+    for (let round = 0; round < 2; round++) await Promise.all(Array.from({ length: 50 }, (_, i) => fail(limits[i % 2]!.reserve(fresh('someone'), ip))));
+    expect(await retryAfterOf(limits[0].reserve(fresh('someone'), ip))).toBe(SIGN_IN_WINDOW_MS / 1000);
     expect(await one.zcard(key(`signin:ip:${ip}`))).toBe(100);
     const ttl = await one.pttl(key(`signin:ip:${ip}`));
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(SIGN_IN_WINDOW_MS);
   });
 
+  it('a guess takes its place before it is checked: of 60 concurrent reservations for one username from two clients, 10 get one', async () => {
+    const limits = both((r) => new RedisSignInLimits({ redis: r, prefix: test.prefix, now: clock }));
+    const username = fresh('kilo-desk');
+    const reservations = await Promise.all(Array.from({ length: 60 }, (_, i) => limits[i % 2]!.reserve(username, `192.0.2.${40 + (i % 50)}`)));
+    const placed = reservations.filter((r) => 'attempt' in r);
+    expect(placed).toHaveLength(10);
+    // Refused while the places are being checked: they settle at once.
+    for (const refused of reservations.filter((r) => 'retryAfterSeconds' in r)) expect(refused).toEqual({ retryAfterSeconds: 1 });
+    // A right password gives its place back; the wrong ones stay as failures.
+    for (const [i, reservation] of placed.entries()) {
+      if (!('attempt' in reservation)) continue;
+      if (i === 0) await reservation.attempt.release();
+      else await reservation.attempt.failed();
+    }
+    expect(await one.zcard(key(`signin:user:${username}`))).toBe(9);
+    expect(await one.exists(key(`signin:checking:user:${username}`))).toBe(0);
+    await fail(limits[1].reserve(username, '192.0.2.99'));
+    expect(await retryAfterOf(limits[0].reserve(username, '192.0.2.98'))).toBe(SIGN_IN_WINDOW_MS / 1000);
+  });
+
+  it('a place never settled (its process died) stops counting after a minute', async () => {
+    const [redis] = both((r) => new RedisSignInLimits({ redis: r, prefix: test.prefix, now: clock }));
+    const username = fresh('lost');
+    for (let i = 0; i < 10; i++) expect('attempt' in (await redis.reserve(username, '192.0.2.60'))).toBe(true);
+    expect(await retryAfterOf(redis.reserve(username, '192.0.2.60'))).toBe(1);
+    now += RESERVED_PLACE_LIFE_MS + 1;
+    expect(await retryAfterOf(redis.reserve(username, '192.0.2.60'))).toBe(0);
+    const ttl = await one.pttl(key(`signin:checking:user:${username}`));
+    expect(ttl).toBeLessThanOrEqual(RESERVED_PLACE_LIFE_MS);
+  });
   it('two listening servers share them: 10 failures split between them, the 11th on either is 429', async () => {
     const servers = await Promise.all([one, two].map((redis) => start({ sharedCounters: redisSharedCounters({ redis, prefix: test.prefix }) })));
     try {
@@ -148,6 +233,24 @@ describe('failed sign-ins', () => {
     } finally {
       await Promise.all(servers.map((server) => server.close()));
     }
+  });
+});
+
+describe('wrong TOTP codes per user', () => {
+  it('block the 11th code of a user for 15 minutes, across clients, as the memory limiter does', async () => {
+    const memory = new TotpFailureLimiter({ now: clock });
+    const [redis, other] = both((r) => new RedisTotpFailures({ redis: r, prefix: test.prefix, now: clock }));
+    const user = fresh('user');
+    const reservations = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? redis : other).reserve(user)));
+    expect(reservations.filter((r) => 'attempt' in r)).toHaveLength(TOTP_FAILURE_LIMIT);
+    for (const reservation of reservations) if ('attempt' in reservation) await reservation.attempt.failed();
+    for (let i = 0; i < TOTP_FAILURE_LIMIT; i++) await fail(memory.reserve(user));
+    expect(await retryAfterOf(other.reserve(user))).toBe(SIGN_IN_WINDOW_MS / 1000);
+    expect(await retryAfterOf(memory.reserve(user))).toBe(SIGN_IN_WINDOW_MS / 1000);
+    expect(await retryAfterOf(redis.reserve(fresh('user')))).toBe(0);
+    now += SIGN_IN_WINDOW_MS;
+    expect(await retryAfterOf(redis.reserve(user))).toBe(0);
+    expect(await retryAfterOf(memory.reserve(user))).toBe(0);
   });
 });
 

@@ -108,8 +108,8 @@ describe('client errors are 400s with problem documents, not 500s', () => {
     await expectProblem(await fetch(url, { headers: AUTH }), 400, /^createdOn:since: /);
   });
 
-  it('answers a path segment that is too long with 414 and a problem document', async () => {
-    await expectProblem(await fetch(`${server.origin}/v2.7/email-validations/${'a'.repeat(400)}`, { headers: AUTH }), 414);
+  it('answers a path segment too long to be an id with 404 (an unknown resource) and a problem document', async () => {
+    await expectProblem(await fetch(`${server.origin}/v2.7/email-validations/${'a'.repeat(400)}`, { headers: AUTH }), 404);
   });
 
   it('answers a malformed URL with 400 and a problem document', async () => {

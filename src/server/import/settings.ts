@@ -5,6 +5,7 @@
  */
 import { ProblemError, invalidField } from '../problems.js';
 import { readJobSettings, type Submission, type SubmissionLimits } from '../submission.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 
 /** How lines end: any of CRLF, LF and CR (`Auto`), or only the one named. */
 export type LineEnding = 'Auto' | 'CrLf' | 'Cr' | 'Lf';
@@ -47,6 +48,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 export function readImportSettings(text: string | undefined, limits: SubmissionLimits): ImportSettings {
   let settings: unknown = {};
   if (text !== undefined && text.trim() !== '') {
+    if (nestsDeeperThan(text)) throw invalidField('settings', `must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
     try {
       settings = JSON.parse(text);
     } catch {
