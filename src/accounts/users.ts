@@ -279,6 +279,7 @@ export function patchUser(record: UserRecord, operations: unknown, ctx: PatchCon
   }
   // A BrowserApp keeps its stored rules (the fixed ones), whatever the document showed.
   const detail: UserDetail = read.type === 'BrowserApp' ? { ...read, authorization: { rules: [...BROWSER_APP_RULES] } } : read;
+  if (!admin && record.id !== ctx.caller.userId) checkNoTakeover(ctx.caller, stored, detail, password !== undefined);
   const changed = password !== undefined || JSON.stringify(detail) !== JSON.stringify(stored);
   return { detail, ...(password !== undefined && { password }), changed };
 }
@@ -432,6 +433,45 @@ export function checkNoEscalation(caller: Caller, newRules: readonly string[], p
     if (isAllowed(granted, request) && !isAllowed(before, request) && !isAllowed(own, request)) {
       throw new UserForbiddenError(`The new rules grant ${requestText(request)}, which the caller's own rules do not.`);
     }
+  }
+}
+
+/**
+ * What decides who signs in as a user. A caller whose rules are narrower than that user's changes none of these on it
+ * (nor its password): it could then sign in as that user, with more than its own rules.
+ */
+const SIGN_IN_SETTINGS: readonly { readonly field: string; readonly of: (detail: UserDetail) => unknown }[] = [
+  // The name a password signs in with, and the CN a client certificate must carry.
+  { field: 'authentication.password.username', of: (detail) => detail.authentication.password.username },
+  { field: 'authentication.password.isEnabled', of: (detail) => detail.authentication.password.isEnabled },
+  // Turned off, the password alone signs in again.
+  { field: 'authentication.password.isMfaRequired', of: (detail) => detail.authentication.password.isMfaRequired },
+  { field: 'authentication.certificate.isEnabled', of: (detail) => detail.authentication.certificate.isEnabled },
+  { field: 'isActive', of: (detail) => detail.isActive },
+];
+
+/** Whether every request `rules` allow is allowed by the caller's own rules. */
+function withinRules(caller: Caller, rules: readonly string[]): boolean {
+  try {
+    checkNoEscalation(caller, rules, []);
+    return true;
+  } catch (error) {
+    if (error instanceof UserForbiddenError) return false;
+    throw error;
+  }
+}
+
+/**
+ * A non-administrator changing another user: when that user's rules, before or after the change, go beyond the
+ * caller's, no setting that decides who signs in as the user may change (UserForbiddenError naming it).
+ */
+function checkNoTakeover(caller: Caller, stored: UserDetail, changed: UserDetail, newPassword: boolean): void {
+  if (withinRules(caller, stored.authorization.rules) && withinRules(caller, changed.authorization.rules)) return;
+  const field = newPassword
+    ? 'authentication.password.password'
+    : SIGN_IN_SETTINGS.find((setting) => setting.of(stored) !== setting.of(changed))?.field;
+  if (field !== undefined) {
+    throw new UserForbiddenError(`This user may not change ${field} of a user whose rules go beyond its own: it decides who signs in as that user.`);
   }
 }
 

@@ -15,7 +15,6 @@ import {
   newUser,
   PatchTestFailedError,
   patchUser,
-  checkNoEscalation,
   userDetailView,
   userEtag,
   UserFieldError,
@@ -164,20 +163,6 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
     return user;
   }
 
-  /**
-   * A non-administrator sets another user's password only when that user's rules are within its own: else it could
-   * sign in as that user, with more than its own rules.
-   */
-  function checkNoTakeover(principal: Principal, user: UserRecord): void {
-    const caller = callerOf(principal);
-    if (principal.isRoot || caller.type === 'Administrator' || user.id === principal.id) return;
-    try {
-      checkNoEscalation(caller, user.detail.authorization.rules, []);
-    } catch {
-      throw forbidden('This user may not set the password of a user whose rules go beyond its own.');
-    }
-  }
-
   const save = (read: UserRecord, changed: UserRecord) => saveUser(context, read, changed);
 
   const answerOverview = (reply: FastifyReply, user: UserRecord) => reply.header('ETag', entityTag(user)).send(userOverviewView(user));
@@ -263,7 +248,6 @@ export async function userRoutes(app: FastifyInstance, context: ServerContext): 
     checkIfMatch(request, user);
     const principal = principalOf(request);
     const change = await documentRules(() => patchUser(user, request.body, { caller: callerOf(principal), rootUsername }));
-    if (change.password !== undefined) checkNoTakeover(principal, user);
     const passwordHash = change.password === undefined ? undefined : await hashPassword(change.password);
     const saved = change.changed || passwordHash !== undefined ? await save(user, changedUserRecord(user, change, passwordHash)) : user;
     return answerOverview(reply, saved);

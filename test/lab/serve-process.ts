@@ -7,7 +7,7 @@ export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
 export interface ServeProcess {
   readonly child: ChildProcess;
-  /** `http://127.0.0.1:PORT`. */
+  /** `http://127.0.0.1:PORT` (`https://` over TLS). */
   readonly origin: string;
   readonly port: number;
   /** The exit code, once the process has exited. */
@@ -41,7 +41,7 @@ export async function startServe(
     let stdout = '';
     child.stdout!.on('data', (chunk) => {
       stdout += String(chunk);
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+      const match = /listening on (https?:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
       if (match !== null) resolve(match[1]!);
     });
     void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
