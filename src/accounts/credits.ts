@@ -243,6 +243,12 @@ export interface CreditStore {
 }
 
 /** Whether a store keeps credits. */
+/** Credits as accounted by a server: its settings (micro-credits) and the store that keeps them. */
+export interface CreditAccounting {
+  readonly settings: CreditSettings;
+  readonly store: CreditStore;
+}
+
 export function isCreditStore(store: object): store is CreditStore {
   return typeof (store as Partial<CreditStore>).reserveCredits === 'function';
 }

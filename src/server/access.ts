@@ -11,6 +11,13 @@ import type { JobRunner } from '../jobs/jobs.js';
 import type { JobRecord } from '../jobs/types.js';
 import { ProblemError, excerpt } from './problems.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who made the request, once authenticated. */
+    user?: Principal;
+  }
+}
+
 /** The authenticated caller of a request. */
 export interface Principal {
   /** The user's id, or the root account's. */

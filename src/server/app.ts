@@ -29,8 +29,8 @@ import { Authenticator } from './auth.js';
 import { CaptchaVerifier, type CaptchaOptions } from '../accounts/captcha.js';
 import { captchaStage } from './captcha.js';
 import type { UserStore } from '../accounts/types.js';
-import { creditSettings, isCreditStore, type CreditOptions } from '../accounts/credits.js';
-import { creditStage, type CreditAccounting } from './credits.js';
+import { creditSettings, isCreditStore, type CreditAccounting, type CreditOptions } from '../accounts/credits.js';
+import { creditStage } from './credits.js';
 import { Cursors } from './cursor.js';
 import {
   DEFAULT_BODY_LIMIT,
@@ -49,8 +49,10 @@ import { nestsDeeperThan, tooDeep } from './json-depth.js';
 import { ServerMetrics } from './metrics.js';
 import { probeRoutes } from './probes.js';
 import { registerOpenapi } from './schemas/index.js';
-import { pathOf, v2Routes, type ServerContext } from './routes.js';
-import { newSecondFactorState } from './users.js';
+import type { ServerContext } from './context.js';
+import { pathOf } from './query.js';
+import { v2Routes } from './routes.js';
+import { newSecondFactorState } from './second-factor.js';
 import { SharedCountersUnavailableError, type SharedCounters } from './shared-counters.js';
 import { openClusterParts } from './cluster.js';
 import type { ClusterSettings } from '../cluster/runtime.js';

@@ -3,7 +3,7 @@
  * outcomes answered as problem documents.
  */
 import { CaptchaRefused, CaptchaUnavailable, type CaptchaVerifier } from '../accounts/captcha.js';
-import type { AdmissionStage } from './admission.js';
+import type { AdmissionStage } from './admission-stage.js';
 import { ProblemError } from './problems.js';
 
 /** Seconds a client waits before sending its submission again when the CAPTCHA provider could not be asked. */

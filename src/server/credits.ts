@@ -13,23 +13,18 @@ import {
   utcDay,
   dayKey,
   MAX_CREDITS,
+  type CreditAccounting,
   type CreditSettings,
-  type CreditStore,
 } from '../accounts/credits.js';
 import { QUALITIES } from '../engine/quality.js';
 import type { Clock } from '../jobs/clock.js';
 import { formatDuration } from '../jobs/duration.js';
 import { forbidden, principalOf, requirePermission } from './access.js';
-import type { AdmissionStage } from './admission.js';
+import type { AdmissionStage } from './admission-stage.js';
 import { ProblemError, invalidField } from './problems.js';
-import { pageOf, queryOf, readDates, readPaging, type ServerContext } from './routes.js';
+import type { ServerContext } from './context.js';
+import { pageOf, queryOf, readDates, readPaging } from './query.js';
 import { CREDIT_OPERATIONS } from './schemas/index.js';
-
-/** Credits as accounted by a server: its settings (micro-credits) and the store that keeps them. */
-export interface CreditAccounting {
-  readonly settings: CreditSettings;
-  readonly store: CreditStore;
-}
 
 /** The credit paths of every 2.x version, of 2.7 only, and of 1.4, with their methods (another method: 405). */
 export const CREDIT_PATHS: Record<string, readonly string[]> = {

@@ -18,7 +18,8 @@ import { ProblemError, invalidField } from './problems.js';
 import { accessibleJob, principalOf, requirePermission } from './access.js';
 import { admit } from './admission.js';
 import { LEGACY_CREDIT_PATHS, legacyCreditRoutes } from './credits.js';
-import { addMethodNotAllowed, gone, requireCredentials, storeSubmission, streamedJsonRoutes, type ServerContext } from './routes.js';
+import type { ServerContext } from './context.js';
+import { addMethodNotAllowed, gone, requireCredentials, storeSubmission, streamedJsonRoutes } from './routes.js';
 import { LEGACY_OPERATIONS } from './schemas/index.js';
 import { canonical, invalidBody, readStreamedSubmission } from './submission.js';
 

@@ -9,7 +9,7 @@ import { checkOverrideRules, type OverrideRule } from '../engine/overrides.js';
 import { accountOverrides, MAX_OVERRIDE_RULES, setAccountOverrides } from '../jobs/overrides.js';
 import { forbidden, principalOf } from './access.js';
 import { ProblemError, invalidField } from './problems.js';
-import type { ServerContext } from './routes.js';
+import type { ServerContext } from './context.js';
 import { OVERRIDE_OPERATIONS } from './schemas/index.js';
 
 /** The paths of the rules, with their methods (another method: 405). */

@@ -20,7 +20,7 @@ import type { Clock } from '../jobs/clock.js';
 import { clientAddress } from './auth.js';
 import { DEFAULT_BURST, DEFAULT_LEGACY_IN_FLIGHT, DEFAULT_RATE_PER_SECOND } from './defaults.js';
 import { tooManyRequests } from './problems.js';
-import { routedPath } from './routes.js';
+import { routedPath } from './query.js';
 
 export interface RateLimitOptions {
   /** Tokens added to an IP's bucket per second, for requests under /v2.x (default 6). */

@@ -5,7 +5,7 @@
  */
 import { Throttle, type SubmissionThrottle } from '../accounts/throttling.js';
 import type { Clock } from '../jobs/clock.js';
-import type { AdmissionStage } from './admission.js';
+import type { AdmissionStage } from './admission-stage.js';
 import { clientAddress } from './auth.js';
 import { tooManyRequests } from './problems.js';
 

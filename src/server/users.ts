@@ -7,8 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hashPassword } from '../accounts/passwords.js';
-import { acceptTotp, FirstFactorAttempts, MemoryTotpSteps, newTotpSecret, totpUri, type SecondFactorAttempts, type TotpStepClaims } from '../accounts/totp.js';
-import { TotpFailureLimiter, type TotpFailureLimits } from '../accounts/sign-in-limits.js';
+import { acceptTotp, newTotpSecret, totpUri } from '../accounts/totp.js';
 import { USER_TYPES, UsernameTakenError, type UserRecord, type UserSort, type UserType } from '../accounts/types.js';
 import {
   changedUserRecord,
@@ -29,7 +28,7 @@ import { checkRequestProtection } from './protection.js';
 import { parseClientJson } from './json-depth.js';
 import { ProblemError, excerpt, invalidField, tooManyRequests } from './problems.js';
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from './shapes.js';
-import type { ServerContext } from './routes.js';
+import type { ServerContext } from './context.js';
 import { USER_OPERATIONS } from './schemas/index.js';
 
 const JSON_PATCH = 'application/json-patch+json';
@@ -46,45 +45,6 @@ export const USER_PATHS: Record<string, readonly string[]> = {
 export const TOTP_STEP_PATHS: Record<string, readonly string[]> = {
   '/auth/totp/verifications': ['POST'],
 };
-
-/**
- * What the TOTP routes of one server share across its interface versions: wrong codes per first-factor token, and
- * changes of a user's TOTP made one after the other (a time step is accepted once, whatever the timing of two requests,
- * whichever version they come through).
- */
-export interface SecondFactorState {
-  readonly attempts: SecondFactorAttempts;
-  /** Wrong codes per user (across its first-factor tokens), reserved before each check. */
-  readonly failures: TotpFailureLimits;
-  /** Steps accepted per user, claimed before a code is accepted (across a cluster's processes when shared). */
-  readonly steps: TotpStepClaims;
-  serially<T>(userId: string, work: () => Promise<T>): Promise<T>;
-}
-
-/** The state in this process's memory, unless stores shared by a cluster are given. */
-export function newSecondFactorState(
-  shared: { readonly attempts?: SecondFactorAttempts; readonly failures?: TotpFailureLimits; readonly steps?: TotpStepClaims } = {},
-): SecondFactorState {
-  const queues = new Map<string, Promise<unknown>>();
-  return {
-    attempts: shared.attempts ?? new FirstFactorAttempts(),
-    failures: shared.failures ?? new TotpFailureLimiter(),
-    steps: shared.steps ?? new MemoryTotpSteps(),
-    serially: <T>(userId: string, work: () => Promise<T>): Promise<T> => {
-      const previous = queues.get(userId) ?? Promise.resolve();
-      const next = previous.then(work, work);
-      const settled = next.then(
-        () => undefined,
-        () => undefined,
-      );
-      queues.set(userId, settled);
-      void settled.then(() => {
-        if (queues.get(userId) === settled) queues.delete(userId);
-      });
-      return next;
-    },
-  };
-}
 
 /** The caller as the rules of the user documents see it. */
 function callerOf(principal: Principal): Caller {

@@ -367,7 +367,7 @@ describe('the request and its settings', () => {
   it('a line holding a NUL is 400 naming its row, as the same text in a JSON entry is 400 naming the entry', async () => {
     // Not the text the client meant (a NUL cuts it short in C-string tools): refused, never altered, in a file as in
     // JSON, and no job is made.
-    const before = await fetch(`${origin}/v2.7/email-validations`, { headers: { authorization: BASIC } }).then((answer) => answer.json());
+    const before = await fetch(`${origin}/v2.7/email-validations`, { headers: { authorization: BASIC } }).then((answer) => answer.json() as Promise<{ data: unknown[] }>);
     expectProblem(await upload('a@x.example\nb@x.example\u0000<script>\nc@x.example\n', 'text/plain'), 400, /^inputFile: row 1: the cell holds a NUL character \(U\+0000\) at 11$/);
     expectProblem(await upload('email\na@x.example\n"\u0000"@x.example\n', 'text/csv'), 400, /^inputFile: row 2: the cell holds a NUL character \(U\+0000\) at 1$/);
     const json = await fetch(`${origin}/v2.7/email-validations`, {
@@ -376,8 +376,8 @@ describe('the request and its settings', () => {
       body: JSON.stringify({ entries: [{ inputData: 'a@x.example' }, { inputData: 'b@x.example\u0000<script>' }] }),
     });
     expect(json.status).toBe(400);
-    expect((await json.json()).detail).toBe('entries[1].inputData: holds a NUL character (U+0000) at 11');
-    const after = await fetch(`${origin}/v2.7/email-validations`, { headers: { authorization: BASIC } }).then((answer) => answer.json());
+    expect(((await json.json()) as { detail: string }).detail).toBe('entries[1].inputData: holds a NUL character (U+0000) at 11');
+    const after = await fetch(`${origin}/v2.7/email-validations`, { headers: { authorization: BASIC } }).then((answer) => answer.json() as Promise<{ data: unknown[] }>);
     expect(after.data.length).toBe(before.data.length);
   });
 
