@@ -2,11 +2,10 @@
 // cluster mode (one PostgreSQL store, one Redis, a schema and a key prefix of this file's own, no workers) with
 // `--rate-limits` count one client address's requests in one bucket and one set of requests in flight, in Redis. The
 // rate is made tiny (--rate-limit-per-second 0.01: a token per 100 s) so that the count is exact.
-import { request as httpRequest, type ClientRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type ServeProcess } from '../lab/serve-process.js';
 import { callServer, type Answer, type Call } from '../server/http-client.js';
-import { basic } from '../server/http-calls.js';
+import { basic, heldSubmission, type HeldSubmission } from '../server/http-calls.js';
 import { POSTGRES_URL, postgresSchemas } from './postgres.js';
 import { REDIS_URL, testRedis, until, type TestRedis } from './redis-helpers.js';
 
@@ -63,25 +62,7 @@ describe('/v2.x: one bucket per client address for the whole cluster', () => {
 });
 
 describe('/v1.4: requests in flight counted for the whole cluster', () => {
-  const BODY = JSON.stringify({ entries: [{ inputData: 'held@example.com' }] });
-
-  /** A 1.4 submission to `server` whose headers and first bytes are sent, the rest held back. */
-  function held(server: ServeProcess, ip: string): { request: ClientRequest; finish: () => void; answer: Promise<number> } {
-    const request = httpRequest(new URL('/v1.4/email-validations', server.origin), {
-      method: 'POST',
-      agent: false,
-      headers: { authorization: ROOT_AUTH, 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY), 'x-forwarded-for': ip },
-    });
-    const answer = new Promise<number>((resolve, reject) => {
-      request.once('response', (response) => {
-        response.resume();
-        response.once('end', () => resolve(response.statusCode!));
-      });
-      request.once('error', reject);
-    });
-    request.write(BODY.slice(0, 10));
-    return { request, finish: () => request.end(BODY.slice(10)), answer };
-  }
+  const held = (server: ServeProcess, ip: string): HeldSubmission => heldSubmission(server.origin, '/v1.4/email-validations', ROOT_AUTH, ip);
 
   it('3 held on one server and 2 on the other: the 6th is 429 on either; once they end, places are free', async () => {
     const ip = freshIp();

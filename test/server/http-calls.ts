@@ -1,6 +1,7 @@
 // Requests of the server tests to a real listening server: fetch over HTTP, node:https over TLS (with a client
 // certificate when given), credentials defaulting to the root's, the answer read whole (and, through `callerAs`, its
 // JSON parsed).
+import { request as httpRequest, type ClientRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { CertifiedKey } from '../lab/tls-ca.js';
 
@@ -101,4 +102,39 @@ function overTls(server: Endpoint, method: string, path: string, headers: Record
     sent.on('error', reject);
     sent.end(body);
   });
+}
+
+/** A 1.4 submission (of one entry) whose headers and first bytes are sent and the rest held back, until `finish`. */
+export interface HeldSubmission {
+  readonly request: ClientRequest;
+  finish(): void;
+  /** The answer's status, once it comes. */
+  readonly answer: Promise<number>;
+}
+
+const HELD_BODY = JSON.stringify({ entries: [{ inputData: 'held@example.com' }] });
+
+/**
+ * POSTs to `path` of the plain HTTP server at `origin` (the path sent as written: a percent-encoded spelling stays
+ * so) for the client address `ip` a trusted proxy names, and holds the body back after its first bytes.
+ */
+export function heldSubmission(origin: string, path: string, authorization: string, ip: string): HeldSubmission {
+  const { hostname, port } = new URL(origin);
+  const request = httpRequest({
+    host: hostname,
+    port,
+    method: 'POST',
+    path,
+    agent: false,
+    headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(HELD_BODY), 'x-forwarded-for': ip },
+  });
+  const answer = new Promise<number>((resolve, reject) => {
+    request.once('response', (response) => {
+      response.resume();
+      response.once('end', () => resolve(response.statusCode!));
+    });
+    request.once('error', reject);
+  });
+  request.write(HELD_BODY.slice(0, 10));
+  return { request, finish: () => request.end(HELD_BODY.slice(10)), answer };
 }

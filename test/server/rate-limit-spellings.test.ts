@@ -3,13 +3,13 @@
 // plain one, so it takes a token of the same bucket (2.x) or a place among the same requests in flight (1.4); so do
 // paths under a version that no route matches (404). The rate is made tiny (--rate-limit-per-second 0.01: one token per
 // 100 s) so that counts are exact whatever the speed of the machine.
-import { request as httpRequest, type ClientRequest } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServe, type ServeProcess } from '../lab/serve-process.js';
-import { basic } from './http-calls.js';
+import { basic, heldSubmission, type HeldSubmission } from './http-calls.js';
 
 const PASSWORD = 'rate limit spellings root password';
 const ROOT_AUTH = basic('root', PASSWORD);
@@ -155,28 +155,7 @@ describe('a Location names the canonical path, not the spelling of the request',
 });
 
 describe('1.4: every spelling takes a place among the requests in flight', () => {
-  const BODY = JSON.stringify({ entries: [{ inputData: 'held@example.com' }] });
-
-  /** A 1.4 submission whose headers and first bytes are sent, the rest held back. */
-  function held(path: string, ip: string): { request: ClientRequest; finish: () => void; answer: Promise<number> } {
-    const request = httpRequest({
-      host: '127.0.0.1',
-      port: server.port,
-      method: 'POST',
-      path,
-      agent: false,
-      headers: { authorization: ROOT_AUTH, 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY), 'x-forwarded-for': ip },
-    });
-    const answer = new Promise<number>((resolve, reject) => {
-      request.once('response', (response) => {
-        response.resume();
-        response.once('end', () => resolve(response.statusCode!));
-      });
-      request.once('error', reject);
-    });
-    request.write(BODY.slice(0, 10));
-    return { request, finish: () => request.end(BODY.slice(10)), answer };
-  }
+  const held = (path: string, ip: string): HeldSubmission => heldSubmission(server.origin, path, ROOT_AUTH, ip);
 
   /** Waits (up to 10 s) for `path` to be answered `status`, asking again every 20 ms. */
   async function until(path: string, ip: string, status: number): Promise<void> {

@@ -5,10 +5,10 @@
 // requests in flight per IP under /v1.4, held open by a body sent slowly, released when an answer ends or a client
 // hangs up; and, under load from another process (autocannon), a client at a normal rate from another IP that is never
 // refused while the hammering one is.
-import { request as httpRequest, type ClientRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { autocannon } from '../../bench/server/autocannon.js';
 import { ManualClock } from '../jobs/manual-clock.js';
+import { heldSubmission, type HeldSubmission } from './http-calls.js';
 import { expectTooManyRequests, ROOT_AUTH, start, type Answer, type Running } from './http-client.js';
 
 let server: Running;
@@ -146,26 +146,7 @@ describe('/v2.x: a token bucket per client IP', () => {
 });
 
 describe('/v1.4: requests in flight per client IP', () => {
-  const BODY = JSON.stringify({ entries: [{ inputData: 'held@example.com' }] });
-
-  /** A 1.4 submission whose headers and first bytes are sent, the rest held back; its answer, once it comes. */
-  function held(ip: string): { request: ClientRequest; finish: () => void; answer: Promise<number> } {
-    const url = new URL('/v1.4/email-validations', server.origin);
-    const request = httpRequest(url, {
-      method: 'POST',
-      agent: false,
-      headers: { authorization: ROOT_AUTH, 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY), 'x-forwarded-for': ip },
-    });
-    const answer = new Promise<number>((resolve, reject) => {
-      request.once('response', (response) => {
-        response.resume();
-        response.once('end', () => resolve(response.statusCode!));
-      });
-      request.once('error', reject);
-    });
-    request.write(BODY.slice(0, 10));
-    return { request, finish: () => request.end(BODY.slice(10)), answer };
-  }
+  const held = (ip: string): HeldSubmission => heldSubmission(server.origin, '/v1.4/email-validations', ROOT_AUTH, ip);
 
   const probe = (ip: string): Promise<Answer> => server.call('GET', '/v1.4/email-validations/00000000-0000-4000-8000-000000000000', { forwardedFor: ip });
 
