@@ -28,8 +28,12 @@ export function hasBody(request: IncomingMessage): boolean {
 /** Every answer to a request whose body has not all arrived closes its connection. */
 export function closeUnreadBodies(app: FastifyInstance): void {
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (!request.raw.complete && hasBody(request.raw)) reply.header('connection', 'close');
-    done(null, payload);
+    if (request.raw.complete || !hasBody(request.raw)) return done(null, payload);
+    // Node parses a body that came with the header fields a turn after handing over the request: such a body has arrived.
+    setImmediate(() => {
+      if (!request.raw.complete) reply.header('connection', 'close');
+      done(null, payload);
+    });
   });
 }
 
