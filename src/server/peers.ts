@@ -59,7 +59,7 @@ const NAMED_RANGES: Record<string, readonly string[]> = {
  * count (the nearest hops are proxies, the connection's peer first); the named addresses and ranges for a list (or a
  * comma-separated string); a function's answer for the peer. None for false or undefined.
  */
-export function trustedProxies(trustProxy: FastifyServerOptions['trustProxy']): (address: string) => boolean {
+export function trustedProxies(trustProxy: FastifyServerOptions['trustProxy'] | number): (address: string) => boolean {
   if (trustProxy === undefined || trustProxy === false) return () => false;
   if (trustProxy === true || typeof trustProxy === 'number') return () => trustProxy === true || trustProxy > 0;
   if (typeof trustProxy === 'function') return (address) => trustProxy(address, 0);
