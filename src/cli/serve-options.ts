@@ -25,6 +25,7 @@ import { closestName } from '../options/names.js';
 import type { StandaloneOptions } from '../server/app.js';
 import {
   DEFAULT_BODY_LIMIT,
+  DEFAULT_BODY_RATE_GRACE_MS,
   DEFAULT_BURST,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_LEGACY_IN_FLIGHT,
@@ -32,8 +33,10 @@ import {
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_DATA_DIR,
+  DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
   DEFAULT_MAX_ENTRIES_PER_JOB,
   DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_MIN_BODY_RATE,
   DEFAULT_MAX_INFLATED_BYTES,
   DEFAULT_MAX_SPREADSHEET_READERS,
   DEFAULT_MAX_XLS_BYTES,
@@ -459,6 +462,10 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { flag: 'request-timeout', placeholder: 'MS', env: 'MAILVERIFY_REQUEST_TIMEOUT', key: 'requestTimeout', kind: integer(1), default: DEFAULT_REQUEST_TIMEOUT_MS, description: 'the time a client has to send a whole request, headers and body, in milliseconds; then 408 and the connection is closed', section: 'Listening', target: 'server.requestTimeoutMs' },
   { flag: 'headers-timeout', placeholder: 'MS', env: 'MAILVERIFY_HEADERS_TIMEOUT', key: 'headersTimeout', kind: integer(1), default: DEFAULT_HEADERS_TIMEOUT_MS, description: 'the time a client has to send the header fields, in milliseconds (at most the request timeout); then 408', section: 'Listening', target: 'server.headersTimeoutMs' },
   { flag: 'idle-timeout', placeholder: 'MS', env: 'MAILVERIFY_IDLE_TIMEOUT', key: 'idleTimeout', kind: integer(1), default: DEFAULT_IDLE_TIMEOUT_MS, description: 'the time a connection may go without a byte read or written (a client that stops reading an export, an idle keep-alive connection) before it is closed, in milliseconds', section: 'Listening', target: 'server.idleTimeoutMs' },
+  { flag: 'min-body-rate', placeholder: 'BYTES', env: 'MAILVERIFY_MIN_BODY_RATE', key: 'minBodyRate', kind: integer(0), default: DEFAULT_MIN_BODY_RATE, description: 'the least average rate of a request body in bytes per second once --body-rate-grace has passed; a slower body (one trickled a byte at a time) is answered 408 and its connection closed; 0 for none', section: 'Listening', target: 'server.minBodyRate' },
+  { flag: 'body-rate-grace', placeholder: 'MS', env: 'MAILVERIFY_BODY_RATE_GRACE', key: 'bodyRateGrace', kind: integer(0), default: DEFAULT_BODY_RATE_GRACE_MS, description: 'the time a request body has before its rate counts, in milliseconds: by then it needs none of its bytes, then one per 1/rate second', section: 'Listening', target: 'server.bodyRateGraceMs' },
+  { flag: 'max-connections-per-address', placeholder: 'N', env: 'MAILVERIFY_MAX_CONNECTIONS_PER_ADDRESS', key: 'maxConnectionsPerAddress', kind: integer(0), default: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, description: 'the most open connections from one client address; more are closed as they are accepted. The proxies --trust-proxy trusts are not capped (name your reverse proxy there); 0 for no cap', section: 'Listening', target: 'server.maxConnectionsPerAddress' },
+  { flag: 'max-client-connections', placeholder: 'N', env: 'MAILVERIFY_MAX_CLIENT_CONNECTIONS', key: 'maxClientConnections', kind: integer(0), defaultText: 'the open-file limit less a tenth of it (at least 256, at most half)', description: 'the most open client connections in all; more are closed as they are accepted, so that the server keeps file descriptors for its store, DNS and SMTP; 0 for no cap', section: 'Listening', target: 'server.maxClientConnections' },
 
   { flag: 'root-username', placeholder: 'NAME', env: 'MAILVERIFY_ROOT_USERNAME', key: 'rootUsername', kind: text, default: 'root', description: 'the user name of the root account', section: 'Access', target: 'server.rootUsername' },
   { env: 'MAILVERIFY_ROOT_PASSWORD', kind: text, secret: true, description: 'the password of the root account: required (or the file below), there is no default', section: 'Access', target: 'server.rootPassword' },

@@ -34,10 +34,13 @@ import { creditStage } from './credits.js';
 import { Cursors } from './cursor.js';
 import {
   DEFAULT_BODY_LIMIT,
+  DEFAULT_BODY_RATE_GRACE_MS,
   DEFAULT_DATA_DIR,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
   DEFAULT_MAX_ENTRIES_PER_JOB,
+  DEFAULT_MIN_BODY_RATE,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_RETENTION_MS,
   DEFAULT_TOKEN_LIFETIME_MS,
@@ -46,6 +49,7 @@ import { resolveImportOptions, type ImportOptions } from './import/index.js';
 import { ProblemError, excerpt, rawProblemAnswer, sendProblem, storageFullProblem } from './problems.js';
 import { legacyRoutes } from './legacy.js';
 import { nestsDeeperThan, tooDeep } from './json-depth.js';
+import { StreamedBody } from './json-body.js';
 import { ServerMetrics } from './metrics.js';
 import { probeRoutes } from './probes.js';
 import { registerOpenapi } from './schemas/index.js';
@@ -58,6 +62,8 @@ import { openClusterParts } from './cluster.js';
 import type { ClusterSettings } from '../cluster/runtime.js';
 import { throttlingStage } from './throttling.js';
 import { addRateLimits, type RateLimitOptions } from './rate-limits.js';
+import { defaultMaxClientConnections, limitConnections, trustedProxies } from './peers.js';
+import { closeUnreadBodies, limitBodyRate } from './slow-clients.js';
 
 export interface ServerOptions {
   /** Where jobs and users are kept: a store of the host's, else an SQLite file in `dataDir`. */
@@ -158,6 +164,23 @@ export interface StandaloneOptions extends ServerOptions {
   readonly headersTimeoutMs?: number;
   /** The time a connection may stay without a byte read or written before it is closed (default 2 minutes). */
   readonly idleTimeoutMs?: number;
+  /**
+   * The least average rate of a request body in bytes per second, counted once `bodyRateGraceMs` has passed (default
+   * 500; 0: none): a slower body is answered 408 and its connection closed.
+   */
+  readonly minBodyRate?: number;
+  /** The time a request body has before its rate counts (default 20 s): by then it needs none of its bytes. */
+  readonly bodyRateGraceMs?: number;
+  /**
+   * The most open connections from one client address (default 256; 0: no cap); more are closed as they are accepted.
+   * Addresses that trustProxy trusts are not capped (a reverse proxy carries many clients).
+   */
+  readonly maxConnectionsPerAddress?: number;
+  /**
+   * The most open client connections in all (0: no cap); more are closed as they are accepted, so that the process
+   * keeps file descriptors for its own work. Default: the open-file limit less a tenth of it (at least 256, at most half).
+   */
+  readonly maxClientConnections?: number;
 }
 
 const VERSIONS = ['v2.7', 'v2.6'];
@@ -315,7 +338,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   };
 
   // JSON, and multipart for file import: any other body is 415. A multipart body is left unread here: the route
-  // that takes it streams its parts (src/server/import/).
+  // that takes it streams its parts (src/server/import/) from the payload (decompressed, its rate checked).
   app.removeContentTypeParser('text/plain');
   // An empty body with a JSON content type (a DELETE or GET from a client that always sends the header) is no body,
   // not malformed JSON; anything else goes through Fastify's own parser (prototype poisoning refused).
@@ -333,7 +356,10 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     if (nestsDeeperThan(body as Buffer)) return done(tooDeep(), undefined);
     return parseJson(request, text, done);
   });
-  app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
+  app.addContentTypeParser('multipart/form-data', (request, payload, done) => {
+    const length = Number(request.headers['content-length']);
+    done(null, new StreamedBody(payload, Number.isNaN(length) ? undefined : length));
+  });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) return sendProblem(reply, error);
@@ -388,7 +414,11 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   await app.register(legacyRoutes, { prefix: `${base}/v1.4`, context });
 }
 
-/** A standalone Fastify server with compression and CORS, not yet listening (`listen()` it, `close()` it). */
+/**
+ * A standalone Fastify server with compression and CORS, not yet listening (`listen()` it, `close()` it). An answer
+ * sent before its request's body has all arrived (a refusal of its credentials, its rate, its size) closes the
+ * connection, the rest of the body unread.
+ */
 export async function createServer(options: StandaloneOptions): Promise<FastifyInstance> {
   return build(options, undefined);
 }
@@ -439,10 +469,30 @@ async function build(
     },
     clientErrorHandler: answerClientError,
   });
+  limitConnections(app.server, {
+    perAddress: count(options.maxConnectionsPerAddress, 'maxConnectionsPerAddress') ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+    total: count(options.maxClientConnections, 'maxClientConnections') ?? defaultMaxClientConnections(),
+    exempt: trustedProxies(options.trustProxy),
+  });
+  closeUnreadBodies(app);
   await app.register(cors, CORS);
   await app.register(compress, { global: true });
+  // Root hooks run ahead of the routes' own, which decompress bodies: the rate counted is the client's.
+  limitBodyRate(app, {
+    bytesPerSecond: count(options.minBodyRate, 'minBodyRate', false) ?? DEFAULT_MIN_BODY_RATE,
+    graceMs: count(options.bodyRateGraceMs, 'bodyRateGraceMs') ?? DEFAULT_BODY_RATE_GRACE_MS,
+  });
   await app.register(mailverify, options);
   return app;
+}
+
+/** An option that is a number from 0 (a whole one unless `whole` is false), or undefined; else a TypeError. */
+function count(value: number | undefined, name: string, whole = true): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value) || (whole && !Number.isSafeInteger(value))) {
+    throw new TypeError(`mailverify: option ${name} must be ${whole ? 'a whole number' : 'a number'} from 0, got ${String(value)}`);
+  }
+  return value;
 }
 
 /**

@@ -18,8 +18,23 @@ export const DEFAULT_MAX_ENTRIES_PER_JOB = 1_000_000;
  * that never ends no longer holds a connection, and a file descriptor, forever.
  */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
-/** The time a client has to send the request's header fields (Node's default). */
-export const DEFAULT_HEADERS_TIMEOUT_MS = 60_000;
+/**
+ * The time a client has to send the request's header fields: a few KiB, which even a slow link sends in well under a
+ * second (Node's own default is 60 s, which lets clients that trickle header fields hold connections three times as long).
+ */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 20_000;
+/**
+ * The least average rate of a request body, in bytes per second, once its grace has passed: a body trickled a byte at
+ * a time is answered 408 and its connection closed, instead of holding it until the request timeout.
+ */
+export const DEFAULT_MIN_BODY_RATE = 500;
+/** The time a body has before its rate counts (then it needs a byte per 1/rate second more). */
+export const DEFAULT_BODY_RATE_GRACE_MS = 20_000;
+/**
+ * The most open connections from one client address; more are closed as they are accepted. Far more than a browser
+ * or a client library opens (a handful); a reverse proxy named by trustProxy is not capped.
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
 /**
  * The time a connection may go without any byte read or written: a client that stops reading an export, or a
  * keep-alive connection left open, is closed. Longer than the longest wait of a request (waitTime, 30 s).

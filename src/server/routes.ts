@@ -110,7 +110,8 @@ export async function v2Routes(app: FastifyInstance, { context, users }: { conte
       const contentType = request.headers['content-type'];
       if (isMultipart(contentType)) {
         const waitTime = readWaitTime(queryOf(request)['waitTime']);
-        const { inputs, ...settings } = await readFileImport(request.raw, contentType, context, context.fileImport, request.log);
+        const upload = (request.body as StreamedBody | undefined)?.payload ?? request.raw;
+        const { inputs, ...settings } = await readFileImport(upload, contentType, context, context.fileImport, request.log);
         const admitted = await admit(request, context, settings, inputs.length, 'v2');
         const job = await storeAdmitted(admitted, (newJob) => jobs.submit(newJob, inputs));
         return snapshot(request, reply, job.id, waitTime, true);

@@ -66,7 +66,7 @@ describe('serve options: one definition', () => {
       defaultRetentionMs: true, tokenLifetimeMs: true, tokenSecret: true, bodyLimit: true, maxEntriesPerJob: true, fileImport: true,
       callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, rateLimits: true, credits: true, logger: true, trustProxy: true,
       https: true, requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true, overrides: true, qualityLevels: true, sharedCounters: true,
-      cluster: true,
+      cluster: true, minBodyRate: true, bodyRateGraceMs: true, maxConnectionsPerAddress: true, maxClientConnections: true,
     };
     for (const { target } of SERVE_OPTIONS) {
       const [scope, name] = target.split('.');

@@ -6,9 +6,9 @@
  * and the workbooks read at once.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import {
   DEFAULT_MAX_FILE_BYTES,
@@ -78,7 +78,7 @@ export function isMultipart(contentType: string | undefined): contentType is str
 
 /** The submission a file import makes: its entries and the job's settings. */
 export async function readFileImport(
-  raw: IncomingMessage,
+  raw: Readable,
   contentType: string,
   limits: SubmissionLimits,
   options: ResolvedImportOptions,

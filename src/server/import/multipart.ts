@@ -5,7 +5,6 @@
  * `charset` parameter both come from the part's Content-Type.
  */
 import { createWriteStream } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import Dicer from '@fastify/busboy/deps/dicer/lib/Dicer.js';
@@ -56,7 +55,7 @@ function parseHeader(value: string): { value: string; params: Map<string, string
  * Reads the request's parts; the file goes to `filePath`. Rejects with a problem: 400 for a malformed body or a
  * second `inputFile`, 413 for a file or a part larger than allowed.
  */
-export function receiveUpload(raw: IncomingMessage, contentType: string, filePath: string, maxFileBytes: number): Promise<Upload> {
+export function receiveUpload(raw: Readable, contentType: string, filePath: string, maxFileBytes: number): Promise<Upload> {
   const boundary = boundaryOf(contentType);
   if (boundary === undefined) throw new ProblemError(400, 'The multipart/form-data Content-Type has no boundary.');
   return new Promise((resolve, reject) => {
