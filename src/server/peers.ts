@@ -6,7 +6,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { BlockList, isIP, type Server, type Socket } from 'node:net';
+import { type Server, type Socket } from 'node:net';
+import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyServerOptions } from 'fastify';
 
 export interface ConnectionLimits {
@@ -47,48 +48,18 @@ export function plainAddress(address: string | undefined): string | undefined {
   return address?.startsWith('::ffff:') === true && address.includes('.') ? address.slice(7) : address;
 }
 
-/** The ranges of the names proxy-addr knows (Fastify's trustProxy). */
-const NAMED_RANGES: Record<string, readonly string[]> = {
-  loopback: ['127.0.0.1/8', '::1/128'],
-  linklocal: ['169.254.0.0/16', 'fe80::/10'],
-  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
-};
-
 /**
  * Whether an address is a proxy that `trustProxy` trusts, as Fastify reads it: every address for `true`, and for a hop
- * count (the nearest hops are proxies, the connection's peer first); the named addresses and ranges for a list (or a
- * comma-separated string); a function's answer for the peer. None for false or undefined.
+ * count (the nearest hops are proxies, the connection's peer first); for a list (or a comma-separated string) the
+ * addresses, ranges and names proxy-addr knows, compiled by the same library Fastify compiles them with; a function's
+ * answer for the peer. None for false or undefined.
  */
 export function trustedProxies(trustProxy: FastifyServerOptions['trustProxy'] | number): (address: string) => boolean {
   if (trustProxy === undefined || trustProxy === false) return () => false;
   if (trustProxy === true || typeof trustProxy === 'number') return () => trustProxy === true || trustProxy > 0;
   if (typeof trustProxy === 'function') return (address) => trustProxy(address, 0);
-  const ranges = typeof trustProxy === 'string' ? trustProxy.split(',') : trustProxy;
-  const list = new BlockList();
-  for (const range of ranges.flatMap((name) => NAMED_RANGES[name.trim()] ?? [name.trim()])) addRange(list, range);
-  return (address) => {
-    const family = isIP(address);
-    return family !== 0 && list.check(address, family === 4 ? 'ipv4' : 'ipv6');
-  };
-}
-
-/** `address`, `address/prefix` or `address/netmask` (IPv4), as proxy-addr reads them; Fastify has checked them. */
-function addRange(list: BlockList, range: string): void {
-  const [address = '', mask] = range.split('/');
-  const family = isIP(address);
-  if (family === 0) return;
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  if (mask === undefined) return list.addAddress(address, type);
-  const prefix = /^\d+$/.test(mask) ? Number(mask) : netmaskPrefix(mask);
-  if (prefix !== null) list.addSubnet(address, prefix, type);
-}
-
-function netmaskPrefix(mask: string): number | null {
-  if (isIP(mask) !== 4) return null;
-  const bits = mask.split('.').map((part) => Number(part).toString(2).padStart(8, '0')).join('');
-  if (!/^1*0*$/.test(bits)) return null;
-  const zero = bits.indexOf('0');
-  return zero === -1 ? 32 : zero;
+  const trusts = proxyAddr.compile(typeof trustProxy === 'string' ? trustProxy.split(',').map((name) => name.trim()) : [...trustProxy]);
+  return (address) => trusts(address, 0);
 }
 
 /**
