@@ -3,7 +3,8 @@
  * server's peak RSS for it, for this build and a baseline (another git revision's src/, main by default).
  *
  * Scenarios: a floor (the same probing of an idle server for 10 s: what the machine's load alone costs a GET); one
- * 1,000,000-entry JSON body; with --concurrent, 50 bodies of 10,000 entries at once. For each, a fresh server process
+ * 1,000,000-entry JSON body; with --concurrent, 50 bodies of 10,000 entries at once, their jobs waiting on DNS, and
+ * the same 50 with their jobs running (syntax checks), the GETs going on until every job is Completed. For each, a fresh server process
  * (bench/server/server.ts, offline verifier, fresh data folder) and a prober in a process of its own that sends
  * `GET /v2.7/email-validations?limit=1` every 20 ms (keep-alive, never waiting for the one before) from 200 ms before
  * the upload to its answer. The stall is the longest time of a GET sent while the body was being sent (and, apart,
@@ -99,7 +100,7 @@ function jobBody(count: number, offset = 0): Buffer {
 }
 
 /** A POST of `body`: the entries of the job made, and when its last byte was handed to the socket (shared clock). */
-function post(port: number, body: Buffer): Promise<{ entries: number; sentAt: number }> {
+function post(port: number, body: Buffer): Promise<{ id: string; entries: number; sentAt: number }> {
   return new Promise((resolve, reject) => {
     let sentAt = 0;
     const request = httpRequest(
@@ -108,9 +109,9 @@ function post(port: number, body: Buffer): Promise<{ entries: number; sentAt: nu
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () => {
-          const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { overview?: { noOfEntries: number }; detail?: string };
+          const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { overview?: { id: string; noOfEntries: number }; detail?: string };
           if (response.statusCode !== 202 && response.statusCode !== 200) reject(new Error(`${response.statusCode}: ${answer.detail}`));
-          else resolve({ entries: answer.overview!.noOfEntries, sentAt });
+          else resolve({ id: answer.overview!.id, entries: answer.overview!.noOfEntries, sentAt });
         });
       },
     );
@@ -119,6 +120,20 @@ function post(port: number, body: Buffer): Promise<{ entries: number; sentAt: nu
       sentAt = sharedClock();
     });
   });
+}
+
+/** Waits until every job is Completed, looking every 250 ms; when the last one was seen completed (shared clock). */
+async function jobsCompleted(port: number, ids: readonly string[]): Promise<number> {
+  const left = new Set(ids);
+  for (;;) {
+    for (const id of [...left]) {
+      const answer = await fetch(`http://127.0.0.1:${port}/v2.7/email-validations/${id}`, { headers: { authorization: AUTHORIZATION } });
+      const job = (await answer.json()) as { overview?: { status: string } };
+      if (job.overview?.status === 'Completed') left.delete(id);
+    }
+    if (left.size === 0) return sharedClock();
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 /** The baseline's server.ts bundled from its revision's src/ (the packages are this checkout's). */
@@ -150,6 +165,11 @@ interface Measure {
   /** The longest GET sent up to the (last) answer: also the job's first steps, which come before the answer. */
   readonly stallMs: number;
   readonly p99Ms: number;
+  /** GETs sent from the last answer to the jobs' end (scenarios whose jobs run): their median and p99. */
+  readonly runMedianMs: number | null;
+  readonly runP99Ms: number | null;
+  /** From the last answer to the jobs' end. */
+  readonly runSeconds: number | null;
   readonly gets: number;
   readonly peakRssMb: number;
   readonly idleRssMb: number;
@@ -160,7 +180,10 @@ async function measure(build: string, script: string | undefined, scenario: Scen
   const dir = mkdtempSync(join(tmpdir(), 'mailverify-bench-submit-'));
   // The jobs' DNS queries go to a server that never answers: once submitted, a job waits instead of taking the CPU,
   // and the GETs measure the submissions alone.
-  const verifier = { checks: 'dns' as const, allowPrivateAddresses: true, dns: { servers: [`127.0.0.1:${dnsPort}`], timeoutMs: 60_000 } };
+  // A scenario whose jobs run checks syntax only: its jobs take the CPU, as many offline jobs would.
+  const verifier = scenario.run
+    ? { checks: 'syntax' as const }
+    : { checks: 'dns' as const, allowPrivateAddresses: true, dns: { servers: [`127.0.0.1:${dnsPort}`], timeoutMs: 60_000 } };
   const flags = process.argv.find((a) => a.startsWith('--server-flags='))?.slice(15).split(' ') ?? [];
   const server = await startServer(dir, verifier, flags, ...(script === undefined ? [] : [script]));
   const prober = fork(fileURLToPath(import.meta.url), ['--prober', String(server.port)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -176,6 +199,8 @@ async function measure(build: string, script: string | undefined, scenario: Scen
     const entries = answers.reduce((sum, answer) => sum + answer.entries, 0);
     const uploadEnd = answers.length === 0 ? sharedClock() : Math.max(...answers.map((answer) => answer.sentAt));
     const seconds = (performance.now() - start) / 1000;
+    const lastAnswer = sharedClock();
+    const runEnd = scenario.run ? await jobsCompleted(server.port, answers.map((answer) => answer.id)) : null;
     const result = await new Promise<ProbeResult>((resolve) => {
       prober.once('message', (message: ProbeResult) => resolve(message));
       prober.send('stop');
@@ -187,13 +212,18 @@ async function measure(build: string, script: string | undefined, scenario: Scen
     if (process.argv.includes('--stalls')) console.log(stats.stalls.slice(0, 5).map((s) => `${(s.end - s.start).toFixed(0)} ms at ${(s.start - performance.timeOrigin - start).toFixed(0)}`).join(', '), `idle ${server.idle.rssMb.toFixed(0)} MB, heap ${stats.heapUsedMb.toFixed(0)} MB`);
     const times = result.gets.map(([, ms]) => ms).sort((a, b) => a - b);
     const uploadTimes = result.gets.filter(([sentAt]) => sentAt <= uploadEnd).map(([, ms]) => ms);
+    const toAnswer = result.gets.filter(([sentAt]) => sentAt <= lastAnswer).map(([, ms]) => ms).sort((a, b) => a - b);
+    const running = result.gets.filter(([sentAt]) => sentAt > lastAnswer).map(([, ms]) => ms).sort((a, b) => a - b);
     return {
       build,
       scenario: scenario.name,
       uploadStallMs: Math.max(0, ...uploadTimes),
       loopStallMs: Math.max(0, ...stats.stalls.filter((stall) => stall.end > uploadStart && stall.start < uploadEnd).map((stall) => stall.end - stall.start)),
-      stallMs: times.at(-1) ?? 0,
-      p99Ms: times[Math.floor(times.length * 0.99)] ?? 0,
+      stallMs: toAnswer.at(-1) ?? 0,
+      p99Ms: toAnswer[Math.floor(toAnswer.length * 0.99)] ?? 0,
+      runMedianMs: runEnd === null ? null : (running[Math.floor(running.length / 2)] ?? 0),
+      runP99Ms: runEnd === null ? null : (running[Math.floor(running.length * 0.99)] ?? 0),
+      runSeconds: runEnd === null ? null : (runEnd - lastAnswer) / 1000,
       gets: times.length, peakRssMb: peak, idleRssMb: server.idle.rssMb, seconds };
   } finally {
     await server.close();
@@ -205,6 +235,8 @@ interface Scenario {
   readonly name: string;
   readonly bodies: Buffer[];
   readonly entries: number;
+  /** The jobs run (offline) and the GETs go on to their end. */
+  readonly run?: boolean;
 }
 
 const median = (values: number[]): number => {
@@ -212,6 +244,13 @@ const median = (values: number[]): number => {
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
+
+/** The median and p99 of the GETs while the jobs ran (medians over the runs, the worst p99 in brackets). */
+function runFigures(own: readonly Measure[]): string {
+  if (own.length === 0 || own[0]!.runP99Ms === null) return '—';
+  const p99 = own.map((r) => r.runP99Ms!);
+  return `${median(own.map((r) => r.runMedianMs!)).toFixed(0)} ms, ${median(p99).toFixed(0)} ms (${Math.max(...p99).toFixed(0)})`;
+}
 
 async function main(): Promise<void> {
   const runs = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) ?? 3);
@@ -228,12 +267,16 @@ async function main(): Promise<void> {
   // Opt-in: the jobs of the first answered bodies run while the others upload, and their work (DNS queries by the
   // hundred thousand) outweighs the submissions'.
   if (process.argv.includes('--concurrent')) {
-    scenarios.push({ name: '50 bodies of 10,000 entries at once', bodies: Array.from({ length: 50 }, (_, i) => jobBody(10_000, i * 10_000)), entries: 500_000 });
+    const bodies = Array.from({ length: 50 }, (_, i) => jobBody(10_000, i * 10_000));
+    scenarios.push({ name: '50 bodies of 10,000 entries at once', bodies, entries: 500_000 });
+    scenarios.push({ name: '50 bodies of 10,000 entries at once, jobs run (syntax)', bodies, entries: 500_000, run: true });
   }
   const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7);
   // For a quick look while working: --only=this (no baseline), --only=1m (the big body only), or both.
   if (only?.includes('this') === true) builds.shift();
   if (only?.includes('1m') === true) scenarios.splice(0, scenarios.length, scenarios[1]!);
+  // --only=run: the 50 bodies whose jobs run (with --concurrent).
+  if (only?.includes('run') === true) scenarios.splice(0, scenarios.length, ...scenarios.filter((scenario) => scenario.run));
   const silentDns = createSocket('udp4');
   await new Promise<void>((resolve) => silentDns.bind(0, '127.0.0.1', resolve));
   const dnsPort = silentDns.address().port;
@@ -245,15 +288,15 @@ async function main(): Promise<void> {
       for (const build of run % 2 === 0 ? builds : [...builds].reverse()) {
         const result = await measure(build.name, build.script, scenario, dnsPort);
         results.push(result);
-        console.log(`run ${run + 1} ${scenario.name}, ${build.name}: longest GET ${result.uploadStallMs.toFixed(0)} ms during the upload (loop ${result.loopStallMs.toFixed(0)} ms), ${result.stallMs.toFixed(0)} ms to the 202, peak RSS ${result.peakRssMb.toFixed(0)} MB, ${result.seconds.toFixed(1)} s`);
+        console.log(`run ${run + 1} ${scenario.name}, ${build.name}: longest GET ${result.uploadStallMs.toFixed(0)} ms during the upload (loop ${result.loopStallMs.toFixed(0)} ms), ${result.stallMs.toFixed(0)} ms to the 202, peak RSS ${result.peakRssMb.toFixed(0)} MB, ${result.seconds.toFixed(1)} s${result.runP99Ms === null ? '' : `; jobs running: GET median ${result.runMedianMs!.toFixed(0)} ms, p99 ${result.runP99Ms.toFixed(0)} ms, ${result.runSeconds!.toFixed(1)} s`}`);
       }
     }
   }
   const lines = [
     `Submission benchmark, ${new Date().toISOString()}: ${cpus().length} cores, load ${load} at the start, ${runs} runs per build and scenario (interleaved). Medians, worst in brackets.`,
     '',
-    '| scenario | build | longest GET wait during the upload | server loop stall during the upload | longest GET wait to the 202 | p99 GET wait | GETs | server peak RSS (idle) | upload to 202 |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| scenario | build | longest GET wait during the upload | server loop stall during the upload | longest GET wait to the 202 | p99 GET wait to the 202 | GET wait while the jobs run: median, p99 | GETs | server peak RSS (idle) | upload to 202 | 202 to the jobs\' end |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const scenario of scenarios) {
     for (const build of builds) {
@@ -263,7 +306,7 @@ async function main(): Promise<void> {
       const loopStall = own.map((r) => r.loopStallMs);
       const peak = own.map((r) => r.peakRssMb);
       lines.push(
-        `| ${scenario.name} | ${build.name} | ${median(uploadStall).toFixed(0)} ms (${Math.max(...uploadStall).toFixed(0)}) | ${median(loopStall).toFixed(0)} ms (${Math.max(...loopStall).toFixed(0)}) | ${median(stall).toFixed(0)} ms (${Math.max(...stall).toFixed(0)}) | ${median(own.map((r) => r.p99Ms)).toFixed(0)} ms | ${median(own.map((r) => r.gets)).toFixed(0)} | ${median(peak).toFixed(0)} MB (${Math.max(...peak).toFixed(0)}; idle ${median(own.map((r) => r.idleRssMb)).toFixed(0)}) | ${median(own.map((r) => r.seconds)).toFixed(1)} s |`,
+        `| ${scenario.name} | ${build.name} | ${median(uploadStall).toFixed(0)} ms (${Math.max(...uploadStall).toFixed(0)}) | ${median(loopStall).toFixed(0)} ms (${Math.max(...loopStall).toFixed(0)}) | ${median(stall).toFixed(0)} ms (${Math.max(...stall).toFixed(0)}) | ${median(own.map((r) => r.p99Ms)).toFixed(0)} ms | ${runFigures(own)} | ${median(own.map((r) => r.gets)).toFixed(0)} | ${median(peak).toFixed(0)} MB (${Math.max(...peak).toFixed(0)}; idle ${median(own.map((r) => r.idleRssMb)).toFixed(0)}) | ${median(own.map((r) => r.seconds)).toFixed(1)} s | ${own[0]?.runSeconds === null ? '—' : `${median(own.map((r) => r.runSeconds!)).toFixed(1)} s`} |`,
       );
     }
   }

@@ -18,6 +18,7 @@ import type { Suggester } from '../suggest/suggest.js';
 import { parseWithPositions } from '../syntax/parse.js';
 import type { SyntaxPolicy } from '../syntax/policy.js';
 import type { ParsedAddress } from '../syntax/types.js';
+import { nextTurn } from './turns.js';
 
 /** A batch input: an address, or an address with the submitter's custom data, returned in its entry. */
 export type BatchInput = string | { inputData: string; custom?: string };
@@ -252,7 +253,7 @@ export class BatchRun {
       if (entry !== undefined) {
         // Entries that are ready at once (offline work) would otherwise be handed out in one unbroken chain of
         // promise callbacks: now and then the event loop gets a turn, so the host's timers and I/O are not starved.
-        if (this.taken % YIELD_EVERY === 0) return new Promise((resolve) => setImmediate(resolve, { value: entry, done: false }));
+        if (this.taken % YIELD_EVERY === 0) return nextTurn().then(() => ({ value: entry, done: false }));
         return Promise.resolve({ value: entry, done: false });
       }
       if (this.stopped || (this.inputDone && this.taken === this.read)) {
@@ -379,7 +380,7 @@ export class BatchRun {
         // stages with it: other work (a server's requests) gets a turn every so often.
         if (++sinceTurn > TURN_EVERY) {
           sinceTurn = 0;
-          await new Promise((resolve) => setImmediate(resolve));
+          await nextTurn();
           if (this.stopped) return;
         }
         const next = await this.asyncInput!.next();

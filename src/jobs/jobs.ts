@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Entry } from '../engine/entry.js';
 import { SETTLED, type SettledInput } from '../engine/batch.js';
 import { findQuality, type QualityLevel } from '../engine/quality.js';
+import { nextTurn } from '../engine/turns.js';
 import type { Verifier } from '../engine/verifier.js';
 import { completionEvent } from './callbacks.js';
 import { OverrideLists } from './overrides.js';
@@ -368,6 +369,9 @@ class JobRun {
     this.writing = this.writing.then(async () => {
       if (this.writeError !== null) return;
       try {
+        // A save of a thousand results takes a few milliseconds: many running jobs save one per turn of the loop,
+        // with requests read in between, not all in one.
+        await nextTurn();
         await this.whileDiskFull(() => store.saveResults(this.job.id, entries));
       } catch (error) {
         this.writeError = { error };

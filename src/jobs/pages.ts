@@ -1,5 +1,6 @@
 /** Reading a job's answered entries through, a page at a time. */
 import type { Entry } from '../engine/entry.js';
+import { nextTurn } from '../engine/turns.js';
 import type { EntryFilter, JobStore } from './types.js';
 
 /**
@@ -25,7 +26,7 @@ export async function* entryPages(
       return;
     }
     after = page.data[page.data.length - 1]!.index;
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
   }
 }
 

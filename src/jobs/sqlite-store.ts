@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, openSync } from 'node:fs';
 import Database from 'libsql';
 import type { Entry } from '../engine/entry.js';
+import { nextTurn } from '../engine/turns.js';
 import { STATUS_CODES } from '../status/catalogue.js';
 import { StorageFullError } from './types.js';
 import {
@@ -364,7 +365,7 @@ export class SqliteJobStore implements ServiceStore {
     // Many rows per statement: each call into SQLite costs more than the row it inserts.
     const values = new Array<unknown>(4 * INSERT_ROWS);
     for (let start = 0; start < inputs.length; start += CREATE_BATCH) {
-      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      if (start > 0) await nextTurn();
       const end = Math.min(start + CREATE_BATCH, inputs.length);
       this.#write(synchronous, () => {
         let index = start;
@@ -950,7 +951,7 @@ export class SqliteJobStore implements ServiceStore {
         return;
       }
       this.#write(() => deleteUpTo.run([job, last]));
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
       // Closed meanwhile: the next opening finishes the deletion.
       if (this.#closed) return;
     }

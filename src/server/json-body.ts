@@ -16,6 +16,9 @@ import { errorCodes } from 'fastify';
 import { MAX_JSON_DEPTH, tooDeep } from './json-depth.js';
 import { ProblemError } from './problems.js';
 
+/** Bytes of the body parsed between two calls of the reader's `drain`. */
+const PARSE_SLICE = 64 * 1024;
+
 /**
  * The body of a request whose route reads it as a stream: the payload Fastify would have parsed (after any
  * decompression of the request), left unread by the content-type parser.
@@ -213,8 +216,14 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
         text = afterByteOrderMarks(head);
         head = null;
       }
-      feed(text);
-      await reader.drain();
+      // A chunk is parsed a slice at a time, the reader drained after each: a large chunk (a decompressed one, a
+      // socket's read of a fast client) does not hold the event loop for the whole of it.
+      let at = 0;
+      do {
+        feed(text.subarray(at, at + PARSE_SLICE));
+        await reader.drain();
+        at += PARSE_SLICE;
+      } while (at < text.length);
     }
     readToEnd = true;
   } finally {
