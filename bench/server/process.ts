@@ -28,7 +28,7 @@ export async function startServer(
   /** Another build of server.ts (a baseline's), default the one beside this bundle. */
   script: string = SERVER,
   /** More options of the server (rate limits, trusted proxies...). */
-  server: { rateLimits?: boolean; trustProxy?: string } = {},
+  server: { rateLimits?: boolean; trustProxy?: string; maxConnectionsPerAddress?: number } = {},
 ): Promise<ServerProcess> {
   const child: ChildProcess = fork(script, [JSON.stringify({ dataDir, username: USERNAME, password: PASSWORD, verifier, server })], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

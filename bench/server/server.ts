@@ -51,7 +51,7 @@ interface Options {
   password: string;
   verifier: VerifierOptions;
   /** More options of the server (rate limits, trusted proxies...). */
-  server?: { rateLimits?: boolean; trustProxy?: string };
+  server?: { rateLimits?: boolean; trustProxy?: string; maxConnectionsPerAddress?: number };
 }
 
 const MB = 1024 * 1024;

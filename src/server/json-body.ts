@@ -13,6 +13,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import { Tokenizer, TokenParser, TokenType, type ParsedTokenInfo } from '@streamparser/json';
 import { errorCodes } from 'fastify';
+import { nextTurn } from '../engine/turns.js';
 import { MAX_JSON_DEPTH, tooDeep } from './json-depth.js';
 import { ProblemError } from './problems.js';
 
@@ -35,7 +36,7 @@ export interface JsonBodyReader {
   entriesStart(isArray: boolean): void;
   /** The next element of the top-level `entries` array (when it is one). */
   entry(value: unknown, index: number): void;
-  /** Called after each chunk of the body and awaited before the next is read (a store's batch, a turn of the loop). */
+  /** Called after each slice of the body and awaited before the next is parsed (a store's batch). */
   drain(): Promise<void>;
 }
 
@@ -216,10 +217,12 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
         text = afterByteOrderMarks(head);
         head = null;
       }
-      // A chunk is parsed a slice at a time, the reader drained after each: a large chunk (a decompressed one, a
-      // socket's read of a fast client) does not hold the event loop for the whole of it.
+      // A chunk is parsed a slice at a time, each slice in a turn of its own (nextTurn): a large chunk (a
+      // decompressed one, a socket's read of a fast client) does not hold the event loop, and fifty bodies arriving
+      // at once are parsed a slice each in turn, with other requests read in between, not fifty slices in one turn.
       let at = 0;
       do {
+        await nextTurn();
         feed(text.subarray(at, at + PARSE_SLICE));
         await reader.drain();
         at += PARSE_SLICE;

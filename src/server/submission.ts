@@ -6,7 +6,6 @@
 import { isIP } from 'node:net';
 import type { Deduplication } from '../engine/dedupe.js';
 import { QUALITIES, findQuality, qualityName, type QualityLevel } from '../engine/quality.js';
-import { nextTurn } from '../engine/turns.js';
 import { isGlobalAddress } from '../net/ip-ranges.js';
 import { parseDuration } from '../jobs/duration.js';
 import type { CallbackSettings, JobDraft, JobInput } from '../jobs/types.js';
@@ -187,7 +186,6 @@ export async function receiveSubmission(
           },
           drain: async () => {
             if (clear || pending.length >= STORE_BATCH) await store();
-            await nextTurn();
           },
         });
   await store();
