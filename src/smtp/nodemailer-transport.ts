@@ -35,6 +35,7 @@ import type {
   SMTPConnectionCustomAuthContext,
   SMTPConnectionOptions,
 } from 'nodemailer/lib/smtp-connection';
+import { socksHandshake, SocksHandshakeError } from './egress/socks.js';
 import { parseReply, type SmtpReply } from './reply.js';
 import {
   hasLineBreakOrNul,
@@ -164,28 +165,52 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
       end: (): void => fail('ECONNECTION', connectionPhase(), 'the connection closed while opening the session'),
     };
 
+    // Through a proxy the TCP connection goes to the proxy, and the SOCKS5 handshake asks it for the exchanger's
+    // address; otherwise straight to the exchanger, from the egress's source address when it has one.
+    const { egress } = options;
+    const proxy = egress?.proxy;
+    const localAddress = egress?.localAddress ?? (egress === undefined ? transportOptions.localAddress : undefined);
     let socket: net.Socket;
     try {
-      socket = net.connect({
-        host: options.host,
-        port: options.port,
-        ...(transportOptions.localAddress ? { localAddress: transportOptions.localAddress } : {}),
-      });
+      socket = net.connect(
+        proxy !== undefined
+          ? { host: proxy.host, port: proxy.port }
+          : { host: options.host, port: options.port, ...(localAddress ? { localAddress } : {}) },
+      );
     } catch (error) {
       // A bad port or local address throws synchronously; open() must still reject with an SmtpTransportError.
-      reject(new SmtpTransportError('ECONNECTION', 'connect', `cannot connect: ${messageOf(error)}`));
+      reject(new SmtpTransportError('ECONNECTION', 'connect', `cannot connect: ${messageOf(error)}`, undefined, egressOf(localAddress)));
       return;
     }
     // Before the hand-over this listener reports refused/unreachable; after it nodemailer has its own listeners, and
     // this one stays as an absorber: after STARTTLS or teardown nodemailer detaches from this (plain) socket, and an
     // 'error' emitted without a listener would crash the process.
-    socket.on('error', (error) => {
-      if (!conn) fail('ECONNECTION', 'connect', `cannot connect to ${options.host}:${options.port}: ${error.message}`);
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      if (conn) return;
+      if (proxy !== undefined && !proxyConnected) {
+        fail('ECONNECTION', 'connect', `cannot connect to the proxy of egress ${egress!.id} (${proxy.shown}): ${error.message}`, undefined, egress!.id);
+      } else if (localAddress !== undefined && error.syscall === 'bind') {
+        fail('ECONNECTION', 'connect', `egress ${egress?.id ?? '(transport)'} cannot connect from ${localAddress}: ${error.message}`, undefined, egressOf(localAddress));
+      } else {
+        fail('ECONNECTION', 'connect', `cannot connect to ${options.host}:${options.port}: ${error.message}`);
+      }
     });
+    let proxyConnected = false;
+    let proxyAnswered = false;
+    function egressOf(address: string | undefined): string | undefined {
+      return address === undefined ? undefined : egress?.id;
+    }
 
     // One timer for connect, greeting, EHLO and STARTTLS together (SmtpOpenOptions.connectTimeoutMs).
     const timer = setTimeout(() => {
       const awaited = log.phase === 'connect' ? 'connection' : log.phase;
+      if (proxy !== undefined && log.phase === 'connect') {
+        // A proxy not reached, or silent, is the egress's failure; one that answered and then waits may be waiting for
+        // the exchanger.
+        const own = proxyAnswered ? undefined : egress!.id;
+        const where = !proxyConnected ? 'no connection to the proxy' : proxyAnswered ? 'no connection through the proxy to the exchanger' : 'no SOCKS5 answer from the proxy';
+        return fail('ETIMEDOUT', 'connect', `egress ${egress!.id} (${proxy.shown}): ${where} within ${options.connectTimeoutMs} ms`, undefined, own);
+      }
       fail('ETIMEDOUT', log.phase, `no ${awaited} within ${options.connectTimeoutMs} ms`);
     }, timerDelay(options.connectTimeoutMs));
     const onAbort = (): void => fail('ECLOSED', log.phase, 'the opening was aborted: its work was withdrawn');
@@ -194,6 +219,27 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
 
     socket.once('connect', () => {
       if (settled) return;
+      if (proxy === undefined) return begin();
+      proxyConnected = true;
+      // A proxy that never says a word of the handshake is the egress's failure when the timer ends it.
+      const heard = (): void => void (proxyAnswered = true);
+      socket.once('data', heard);
+      socksHandshake(socket, proxy, options.host, options.port, options.connectTimeoutMs).then(
+        () => {
+          socket.removeListener('data', heard);
+          if (!settled) begin();
+        },
+        (error: unknown) => {
+          const reason = error instanceof SocksHandshakeError ? error : new SocksHandshakeError(messageOf(error), 'protocol');
+          // The proxy could not reach the exchanger: the exchanger's failure, as a refused direct connection is.
+          const own = reason.reason === 'target' ? undefined : egress!.id;
+          fail('ECONNECTION', 'connect', `egress ${egress!.id} (${proxy.shown}): ${reason.message}`, undefined, own);
+        },
+      );
+    });
+
+    /** The exchanger is connected (straight, or through the proxy): nodemailer takes the dialog from the greeting on. */
+    function begin(): void {
       log.phase = 'greeting';
       try {
         connectionOptions = nodemailerOptions(options, transportOptions, socket, log, onProbe);
@@ -205,7 +251,7 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
         // Not expected from nodemailer; caught so that it cannot become an uncaught exception in a socket event.
         fail('ECONNECTION', connectionPhase(), messageOf(error));
       }
-    });
+    }
 
     /** A TCP drop before the greeting is reported as a connection failure (SmtpTransportErrorCode ECONNECTION). */
     function connectionPhase(): SmtpPhase {
@@ -229,13 +275,13 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
       fail('ECONNECTION', connectionPhase(), detail);
     }
 
-    function fail(code: SmtpTransportErrorCode, phase: SmtpPhase, message: string, reply?: SmtpReply): void {
+    function fail(code: SmtpTransportErrorCode, phase: SmtpPhase, message: string, reply?: SmtpReply, egressId?: string): void {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       teardown(conn, socket);
-      reject(new SmtpTransportError(code, phase, message, reply));
+      reject(new SmtpTransportError(code, phase, message, reply, egressId));
     }
 
     /** Runs inside nodemailer's reply processing (its 'connect' event): must not throw. */

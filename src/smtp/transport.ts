@@ -3,7 +3,17 @@
  * implementation is built on nodemailer's smtp-connection (`./nodemailer-transport.ts`); a host application can pass
  * its own through `createVerifier({ smtp: { transport } })`.
  */
+import type { SocksProxy } from './egress/egresses.js';
 import type { SmtpReply } from './reply.js';
+
+/** The way out a connection takes (an egress of `smtp.egress`): the system's route, from an address, or a proxy. */
+export interface EgressRoute {
+  readonly id: string;
+  /** The source address to bind. */
+  readonly localAddress?: string;
+  /** A SOCKS5 proxy that connects to `host` (an IP address: the proxy never resolves a name). */
+  readonly proxy?: SocksProxy;
+}
 
 export interface SmtpOpenOptions {
   /** The IP address to connect to: already resolved and vetted (global unless `allowPrivateAddresses`). */
@@ -13,6 +23,8 @@ export interface SmtpOpenOptions {
   servername: string;
   /** The name sent with EHLO/HELO. */
   heloName: string;
+  /** The egress to leave by (default: the system's route, as `localAddress` of the transport's options says). */
+  egress?: EgressRoute;
   /** STARTTLS when the server offers it (default true); certificates are checked only if `rejectUnauthorized`. */
   tls: { starttls: boolean; rejectUnauthorized: boolean };
   /** TCP connect, greeting, EHLO and STARTTLS together must finish within this time. */
@@ -95,6 +107,11 @@ export class SmtpTransportError extends Error {
     message: string,
     /** The negative reply, for `EREPLY` (and a malformed one, for `EPROTOCOL`, with code 0). */
     readonly reply?: SmtpReply,
+    /**
+     * The id of the egress whose own failure this is (its proxy refused or did not answer the handshake, its source
+     * address could not be bound), not the exchanger's: the prober warns about it.
+     */
+    readonly egress?: string,
   ) {
     super(message);
   }

@@ -10,8 +10,12 @@ import type { Socket } from 'node:net';
 import { SocksClient } from 'socks';
 import type { SocksProxy } from './egresses.js';
 
-/** The proxy's own timer is a backstop past the caller's, which decides. */
-const SOCKS_TIMER_SLACK_MS = 5000;
+/**
+ * The package's own handshake timer is a backstop just past the caller's, which decides (timers due together run in
+ * the order they are due). The package never clears it: unreferenced, and a no-op once the handshake is done, it
+ * stays until then, so it is kept short.
+ */
+const SOCKS_TIMER_SLACK_MS = 1000;
 
 /** Why a SOCKS5 handshake failed, in words that hold no secret. */
 export class SocksHandshakeError extends Error {
