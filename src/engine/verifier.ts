@@ -12,7 +12,7 @@ import { createDefaultResolver, type DefaultResolver, type Resolver } from '../d
 import { createLists } from '../lists/lists.js';
 import { createNodemailerTransport } from '../smtp/nodemailer-transport.js';
 import { SmtpProber, type ProbeTimeouts } from '../smtp/prober.js';
-import { hasLineBreakOrNul } from '../smtp/transport.js';
+import { isHeloName, isMailFrom } from '../smtp/identity.js';
 import { createSuggester } from '../suggest/suggest.js';
 import { syntaxPolicyOf } from '../syntax/policy.js';
 import { BatchRun, batchOptions, type BatchContext, type BatchInput, type LevelSettings, type VerifyManyOptions } from './batch.js';
@@ -132,17 +132,13 @@ function checkSmtpOptions(options: VerifierOptions): void {
   }
 }
 
-/** A name for EHLO (RFC 5321 §4.1.1.1): one word of printable ASCII. */
 function checkHeloName(name: string): string {
-  if (typeof name !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(name)) throw optionError('heloName', 'a host name', name);
+  if (!isHeloName(name)) throw optionError('heloName', 'a host name', name);
   return name;
 }
 
-/** The envelope sender: printable, no spaces or angle brackets, so MAIL FROM:<...> stays one well-formed line. */
 function checkMailFrom(address: string): string {
-  if (typeof address !== 'string' || hasLineBreakOrNul(address) || /[\s<>]/.test(address) || !address.includes('@')) {
-    throw optionError('mailFrom', 'an address (local@domain)', address);
-  }
+  if (!isMailFrom(address)) throw optionError('mailFrom', 'an address (local@domain)', address);
   return address;
 }
 

@@ -35,7 +35,7 @@ import type {
   SMTPConnectionCustomAuthContext,
   SMTPConnectionOptions,
 } from 'nodemailer/lib/smtp-connection';
-import { socksHandshake, SocksHandshakeError } from './egress/socks.js';
+import { socksHandshake, type SocksHandshakeError } from './egress/socks.js';
 import { parseReply, type SmtpReply } from './reply.js';
 import {
   hasLineBreakOrNul,
@@ -229,8 +229,7 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
           socket.removeListener('data', heard);
           if (!settled) begin();
         },
-        (error: unknown) => {
-          const reason = error instanceof SocksHandshakeError ? error : new SocksHandshakeError(messageOf(error), 'protocol');
+        (reason: SocksHandshakeError) => {
           // The proxy could not reach the exchanger: the exchanger's failure, as a refused direct connection is.
           const own = reason.reason === 'target' ? undefined : egress!.id;
           fail('ECONNECTION', 'connect', `egress ${egress!.id} (${proxy.shown}): ${reason.message}`, undefined, own);

@@ -5,10 +5,11 @@
 import net, { type AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { expectNoLeak } from '../lab/leaks.js';
+import { rejection } from '../lab/transport-rejection.js';
 import { startSocksProxy, type SocksProxyProcess } from '../lab/socks-proxy.js';
 import { parseSocksUrl } from '../../src/smtp/egress/egresses.js';
 import { createNodemailerTransport } from '../../src/smtp/nodemailer-transport.js';
-import { SmtpTransportError, type EgressRoute, type SmtpOpenOptions } from '../../src/smtp/transport.js';
+import type { EgressRoute, SmtpOpenOptions } from '../../src/smtp/transport.js';
 
 const PASSWORD = 'pr0xy-Secret';
 const transport = createNodemailerTransport();
@@ -111,16 +112,6 @@ function options(port: number, egress: EgressRoute | undefined, connectTimeoutMs
     commandTimeoutMs: 3000,
     ...(egress !== undefined && { egress }),
   };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<SmtpTransportError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(SmtpTransportError);
-    return error as SmtpTransportError;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('egresses of the nodemailer transport', () => {

@@ -7,6 +7,7 @@ import net from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectNoLeak } from '../lab/leaks.js';
+import { rejection } from '../lab/transport-rejection.js';
 import { createNodemailerTransport } from '../../src/smtp/nodemailer-transport.js';
 import {
   SmtpTransportError,
@@ -33,17 +34,6 @@ function openOptions(port: number, overrides: Partial<SmtpOpenOptions> = {}): Sm
     commandTimeoutMs: 3000,
     ...overrides,
   };
-}
-
-/** Resolves to the error a promise rejects with; fails the test if it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<SmtpTransportError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(SmtpTransportError);
-    return error as SmtpTransportError;
-  }
-  throw new Error('expected a rejection');
 }
 
 function expectError(error: SmtpTransportError, code: SmtpTransportErrorCode, phase: SmtpPhase): void {

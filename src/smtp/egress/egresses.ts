@@ -184,13 +184,6 @@ function defaultEgress(defaults: EgressDefaults): Egress {
   return { id: DEFAULT_EGRESS_ID, heloName: defaults.heloName, mailFrom: defaults.mailFrom, maxConnections: defaults.maxConnections };
 }
 
-/** The egress as it may be shown (its proxy without the password). */
-export function describeEgress(egress: Egress): string {
-  if (egress.proxy !== undefined) return `${egress.id} (${egress.proxy.shown})`;
-  if (egress.localAddress !== undefined) return `${egress.id} (from ${egress.localAddress})`;
-  return egress.id;
-}
-
 function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
   if (value === null) return 'null';

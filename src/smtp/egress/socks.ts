@@ -1,7 +1,7 @@
 /**
  * The SOCKS5 handshake (RFC 1928, RFC 1929 user/password) over a TCP connection already open to the proxy, by the
- * `socks` package. The destination is always an IP address the engine resolved and vetted (never a private one unless allowed): the proxy
- * never resolves an exchanger's name.
+ * `socks` package. The destination is always an IP address the engine resolved and vetted (never a private one
+ * unless allowed): the proxy never resolves an exchanger's name.
  *
  * The package's errors carry the options they were given, the proxy's password included: none of them is passed
  * on, only a message of ours built from its reason.
