@@ -3,6 +3,7 @@ import type { DnsCacheOptions } from '../dns/lookup.js';
 import type { Resolver } from '../dns/resolver.js';
 import type { ListsOptions } from '../lists/lists.js';
 import type { OptionNames } from '../options/names.js';
+import type { SmtpEgress } from '../smtp/egress/egresses.js';
 import type { SmtpTransport } from '../smtp/transport.js';
 import type { StatusCode } from '../status/catalogue.js';
 import { SYNTAX_OPTION_NAMES, type SyntaxOptions } from '../syntax/policy.js';
@@ -89,6 +90,12 @@ export interface SmtpOptions {
   tls?: { starttls?: boolean; rejectUnauthorized?: boolean };
   /** How long a catch-all verdict is kept per exchanger and domain (default 30 minutes). */
   catchAllCacheTtlMs?: number;
+  /**
+   * The ways out for probes (docs/egress.md): source addresses of the host's, or SOCKS5 proxies, each with its own EHLO
+   * name, sender and connection cap. A connection leaves by the one with the fewest open connections. Default: one
+   * implicit egress, `default` (the system's route and the verifier's identity).
+   */
+  egress?: readonly SmtpEgress[];
 }
 
 
@@ -114,6 +121,7 @@ export const VERIFIER_OPTION_NAMES: OptionNames = {
     maxAttemptsPerDomain: true,
     tls: { starttls: true, rejectUnauthorized: true },
     catchAllCacheTtlMs: true,
+    egress: true,
   },
   allowPrivateAddresses: true,
   quality: true,

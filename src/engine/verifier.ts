@@ -13,6 +13,7 @@ import { createLists } from '../lists/lists.js';
 import { createNodemailerTransport } from '../smtp/nodemailer-transport.js';
 import { SmtpProber, type ProbeTimeouts } from '../smtp/prober.js';
 import { isHeloName, isMailFrom } from '../smtp/identity.js';
+import { readEgresses, type Egress } from '../smtp/egress/egresses.js';
 import { createSuggester } from '../suggest/suggest.js';
 import { syntaxPolicyOf } from '../syntax/policy.js';
 import { BatchRun, batchOptions, type BatchContext, type BatchInput, type LevelSettings, type VerifyManyOptions } from './batch.js';
@@ -185,14 +186,20 @@ function levelSettings(options: VerifierOptions, quality: Quality | QualityLevel
   };
 }
 
-function createProber(options: VerifierOptions, timeouts: ProbeTimeouts, observe: Observe): SmtpProber {
-  const smtp = options.smtp ?? {};
+/** The egresses with their defaults (the verifier's EHLO name, sender and total cap), checked even without SMTP. */
+function egressesOf(options: VerifierOptions): Egress[] {
   const heloName = checkHeloName(options.heloName ?? hostname());
+  const mailFrom = checkMailFrom(options.mailFrom ?? `verify@${heloName}`);
+  const defaults = { heloName, mailFrom, maxConnections: options.smtp?.maxConnections ?? 50 };
+  return readEgresses(options.smtp?.egress, defaults, 'createVerifier: option smtp.egress');
+}
+
+function createProber(options: VerifierOptions, egresses: readonly Egress[], timeouts: ProbeTimeouts, observe: Observe): SmtpProber {
+  const smtp = options.smtp ?? {};
   return new SmtpProber({
     transport: smtp.transport ?? createNodemailerTransport(),
     port: smtp.port ?? 25,
-    heloName,
-    mailFrom: checkMailFrom(options.mailFrom ?? `verify@${heloName}`),
+    egresses,
     connectTimeoutMs: timeouts.connectMs,
     commandTimeoutMs: timeouts.commandMs,
     catchAllTimeoutMs: timeouts.catchAllMs,
@@ -214,7 +221,8 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const level = levelSettings(options, options.quality ?? 'Standard');
   const overrides = options.overrides === undefined ? [] : checkOverrideRules(options.overrides, 'createVerifier: option overrides');
   const observe = guardObserver(options.observer);
-  const prober = checks === 'smtp' ? createProber(options, level.timeouts, observe) : null;
+  const egresses = egressesOf(options);
+  const prober = checks === 'smtp' ? createProber(options, egresses, level.timeouts, observe) : null;
   // The built-in resolver's sockets are the verifier's to close; a resolver of the host application's is its own.
   const ownResolver = options.dns?.resolver === undefined ? defaultResolver(options.dns) : undefined;
   const resolver = options.dns?.resolver ?? ownResolver!;

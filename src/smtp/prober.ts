@@ -25,6 +25,7 @@ import { LRUCache } from 'lru-cache';
 import type { MailExchanger } from '../domain/mail-domain.js';
 import type { StatusCode } from '../status/catalogue.js';
 import { classifySmtpReply } from './classify.js';
+import type { Egress } from './egress/egresses.js';
 import type { SmtpReply } from './reply.js';
 import { ConnectionSlots, type SlotLimits } from './slots.js';
 import { SmtpTransportError, type SmtpSession, type SmtpTransport } from './transport.js';
@@ -32,8 +33,11 @@ import { SmtpTransportError, type SmtpSession, type SmtpTransport } from './tran
 export interface ProberOptions extends SlotLimits {
   transport: SmtpTransport;
   port: number;
-  heloName: string;
-  mailFrom: string;
+  /**
+   * The ways out, each with its identity (EHLO name, envelope sender) and cap: a connection leaves by the one with
+   * the fewest open connections (ties: this order). The verifier always gives at least the implicit `default`.
+   */
+  egresses: readonly Egress[];
   /** TCP connect, greeting, EHLO and STARTTLS. */
   connectTimeoutMs: number;
   /** Each command, and the reply to a real recipient's RCPT. */
@@ -50,6 +54,12 @@ export interface ProberOptions extends SlotLimits {
   onSession?: (event: SmtpSessionEvent) => void;
   /** Told of every reply to MAIL, RCPT and RSET (the verifier's observer). */
   onReply?: (event: SmtpReplyEvent) => void;
+  /**
+   * Told when a connection failed through the fault of its egress (the proxy refused or did not answer, the source
+   * address could not be bound); the message names the egress and never a password. Default: a process warning,
+   * once until a session through that egress opens again.
+   */
+  onEgressFailure?: (egress: string, message: string) => void;
 }
 
 /**
@@ -60,8 +70,10 @@ export interface SmtpSessionEvent {
   readonly event: 'open' | 'failed' | 'close';
   /** The exchanger's host name ('' for an address literal)... */
   readonly exchanger: string;
-  /** ...and the address connected to. */
+  /** ...and the address connected to... */
   readonly address: string;
+  /** ...through this egress (its id; `default` without `smtp.egress`). */
+  readonly egress: string;
   /** For 'failed': `SmtpConnectionFailure`, `SmtpConnectionTimeout`, or the status of the refusal (a 554 greeting...). */
   readonly status?: StatusCode;
   /** 'open' and 'failed': the connection and the opening dialog (greeting, EHLO, STARTTLS); 'close': the session's life. */
@@ -72,6 +84,7 @@ export interface SmtpSessionEvent {
 export interface SmtpReplyEvent {
   readonly exchanger: string;
   readonly address: string;
+  readonly egress: string;
   readonly phase: 'mail' | 'rcpt' | 'rset';
   readonly code: number;
   /** From the command's issue to its reply; a pipelined command's reply comes after those of the commands before it. */
@@ -114,8 +127,8 @@ interface Route {
   readonly address: string;
 }
 
-/** What ended an attempt to open a session. */
-type OpenFailure = { readonly failed: StatusCode; readonly fromReply: boolean };
+/** What ended an attempt to open a session; `egressFault`, the message when the egress itself failed. */
+type OpenFailure = { readonly failed: StatusCode; readonly fromReply: boolean; readonly egressFault?: string };
 
 /** A recipient on its way through the queues. */
 interface Pending {
@@ -167,6 +180,8 @@ interface RouteQueue {
   live: number;
   /** Rounds in a row that were void or dropped. */
   failedRounds: number;
+  /** Egresses that failed on their own (proxy, source address) to reach this address: the others are tried first. */
+  readonly failedEgresses: Set<string>;
   /** Rounds under way, with their sessions (closed when all their work was withdrawn). */
   readonly rounds: Set<Round>;
   /** Sessions being opened: aborted when every piece of work waiting here was withdrawn. */
@@ -181,8 +196,10 @@ interface Round {
   /** When the last RCPT reply of the round came (0: none yet): the time between replies is the exchanger's pace. */
   lastReplyAt: number;
   readonly session: SmtpSession;
-  /** The exchanger and address the session is open with. */
+  /** The exchanger and address the session is open with... */
   readonly route: Route;
+  /** ...and the egress it left by (its envelope sender is the round's). */
+  readonly egress: Egress;
   readonly transactions: Transaction[];
 }
 
@@ -230,9 +247,14 @@ export class SmtpProber {
   /** The time an exchanger address takes per RCPT (a moving average of the time between its replies), by address. */
   private readonly rcptPace: LRUCache<string, number>;
   private readonly routesOf = new WeakMap<readonly MailExchanger[], readonly Route[]>();
+  private readonly egresses: ReadonlyMap<string, Egress>;
+  /** Egresses whose failure has been warned about, until a session through them opens. */
+  private readonly failingEgresses = new Set<string>();
 
   constructor(private readonly options: ProberOptions) {
-    this.slots = new ConnectionSlots(options);
+    if (options.egresses.length === 0) throw new TypeError('SmtpProber: egresses must hold at least one egress');
+    this.egresses = new Map(options.egresses.map((egress) => [egress.id, egress]));
+    this.slots = new ConnectionSlots(options, options.egresses);
     this.catchAll = new LRUCache({ max: 10_000, ttl: options.catchAllCacheTtlMs });
     // No TTL: the same probe must come back however far apart the passes are.
     this.probeLocalParts = new LRUCache({ max: 10_000 });
@@ -335,6 +357,7 @@ export class SmtpProber {
         starting: 0,
         live: 0,
         failedRounds: 0,
+        failedEgresses: new Set(),
         rounds: new Set(),
         openings: new Set(),
       };
@@ -414,7 +437,7 @@ export class SmtpProber {
 
   /** One session for a queue: a slot, the connection, rounds while there is work, QUIT. */
   private async serve(queue: RouteQueue): Promise<void> {
-    const slot = await this.slots.acquire(queue.address, () => queue.priority);
+    const slot = await this.slots.acquire(queue.address, () => queue.priority, { usable: () => this.usableEgresses(queue) });
     const { onSession } = this.options;
     let route: Route | null = null;
     let session: SmtpSession | null = null;
@@ -425,12 +448,13 @@ export class SmtpProber {
       starting = false;
     };
     const opening = new AbortController();
+    const egress = this.egresses.get(slot.egress)!;
     try {
       route = firstRoute(queue);
       if (route === null) return;
       const openingAt = performance.now();
       queue.openings.add(opening);
-      const opened = await this.open(route, this.timeoutsOf(ownersOf(queue)), opening.signal);
+      const opened = await this.open(route, egress, this.timeoutsOf(ownersOf(queue)), opening.signal);
       queue.openings.delete(opening);
       openedAt = performance.now();
       if (opening.signal.aborted) {
@@ -442,16 +466,18 @@ export class SmtpProber {
       }
       const { host: exchanger } = route.exchanger;
       if ('failed' in opened) {
-        onSession?.({ event: 'failed', exchanger, address: route.address, status: opened.failed, durationMs: openedAt - openingAt });
+        onSession?.({ event: 'failed', exchanger, address: route.address, egress: egress.id, status: opened.failed, durationMs: openedAt - openingAt });
         started();
-        this.openFailed(queue, opened);
+        if (opened.egressFault !== undefined) this.egressFailed(egress, opened.egressFault);
+        this.openFailed(queue, egress, opened);
         return;
       }
-      onSession?.({ event: 'open', exchanger, address: route.address, durationMs: openedAt - openingAt });
+      this.failingEgresses.delete(egress.id);
+      onSession?.({ event: 'open', exchanger, address: route.address, egress: egress.id, durationMs: openedAt - openingAt });
       session = opened;
       queue.live++;
       for (;;) {
-        const round = this.takeRound(queue, session, route, starting);
+        const round = this.takeRound(queue, session, route, egress, starting);
         started();
         if (round === null) break;
         queue.rounds.add(round);
@@ -473,7 +499,7 @@ export class SmtpProber {
         queue.live--;
         // quit() never rejects (transport contract); a closed session returns at once.
         await session.quit();
-        onSession?.({ event: 'close', exchanger: route!.exchanger.host, address: route!.address, durationMs: performance.now() - openedAt });
+        onSession?.({ event: 'close', exchanger: route!.exchanger.host, address: route!.address, egress: egress.id, durationMs: performance.now() - openedAt });
       }
       if (--queue.sessions === 0) queue.accepted = null;
       // Work that came while the session was ending gets a session of its own before this slot is free.
@@ -502,14 +528,15 @@ export class SmtpProber {
       : { connectMs, commandMs, catchAllMs };
   }
 
-  private async open(route: Route, timeouts: ProbeTimeouts, signal: AbortSignal): Promise<SmtpSession | OpenFailure> {
+  private async open(route: Route, egress: Egress, timeouts: ProbeTimeouts, signal: AbortSignal): Promise<SmtpSession | OpenFailure> {
     const { options } = this;
     try {
       return await options.transport.open({
         host: route.address,
         port: options.port,
         servername: route.exchanger.host,
-        heloName: options.heloName,
+        heloName: egress.heloName,
+        egress: { id: egress.id, ...(egress.localAddress !== undefined && { localAddress: egress.localAddress }), ...(egress.proxy !== undefined && { proxy: egress.proxy }) },
         tls: options.tls,
         connectTimeoutMs: timeouts.connectMs,
         commandTimeoutMs: timeouts.commandMs,
@@ -520,14 +547,35 @@ export class SmtpProber {
     }
   }
 
+  /** The egresses a new session for this queue may leave by: those that have not failed on their own to reach it. */
+  private usableEgresses(queue: RouteQueue): readonly string[] {
+    const usable: string[] = [];
+    for (const id of this.egresses.keys()) if (!queue.failedEgresses.has(id)) usable.push(id);
+    return usable;
+  }
+
+  /** An egress's own failure is told once, until a session through it opens again. */
+  private egressFailed(egress: Egress, message: string): void {
+    if (this.failingEgresses.has(egress.id)) return;
+    this.failingEgresses.add(egress.id);
+    if (this.options.onEgressFailure !== undefined) this.options.onEgressFailure(egress.id, message);
+    else process.emitWarning(message, { code: 'MAILVERIFY_EGRESS' });
+  }
+
   /**
    * No session could be opened to this address. While another session to it is open or opening, the work waits for
    * that one, and no more are asked for (a server may refuse one connection too many: 421); otherwise each recipient
    * moves to its next route, or gets the most telling failure once its routes are spent. A catch-all check belongs
    * to its exchanger: its waiters get the failure.
    */
-  private openFailed(queue: RouteQueue, failure: OpenFailure): void {
-    if (queue.sessions > 1) {
+  private openFailed(queue: RouteQueue, egress: Egress, failure: OpenFailure): void {
+    if (failure.egressFault !== undefined) {
+      // The egress failed, not the exchanger: another egress is tried for this address before the next exchanger.
+      queue.failedEgresses.add(egress.id);
+      if (this.usableEgresses(queue).length > 0) return;
+      queue.failedEgresses.clear();
+      // Every egress failed; sessions through them that are still opening will fail likewise.
+    } else if (queue.sessions > 1) {
       queue.accepted = Math.max(queue.live, 1);
       return;
     }
@@ -551,20 +599,20 @@ export class SmtpProber {
    * alone; otherwise the waiting checks, then the real recipients (higher priority first) in transactions per
    * domain. Null: nothing left.
    */
-  private takeRound(queue: RouteQueue, session: SmtpSession, route: Route, isNew: boolean): Round | null {
+  private takeRound(queue: RouteQueue, session: SmtpSession, route: Route, egress: Egress, isNew: boolean): Round | null {
     const transactions: Transaction[] = [];
     if (isNew) {
       const fresh = queue.checks.findIndex((c) => c.fresh);
       if (fresh >= 0) {
         const [check] = queue.checks.splice(fresh, 1);
         check!.fresh = false;
-        return { session, route, lastReplyAt: 0, transactions: [{ kind: 'probe', check: check! }] };
+        return { session, route, egress, lastReplyAt: 0, transactions: [{ kind: 'probe', check: check! }] };
       }
     }
     for (let p = queue.suspects.shift(); p !== undefined; p = queue.suspects.shift()) {
       if (p.settled) continue;
       if (!p.request.recipient.international || session.extensions.has('SMTPUTF8')) {
-        return { session, route, lastReplyAt: 0, transactions: [realTransaction([p])] };
+        return { session, route, egress, lastReplyAt: 0, transactions: [realTransaction([p])] };
       }
       this.settle(p, 'ServerDoesNotSupportInternationalMailboxes');
     }
@@ -610,7 +658,7 @@ export class SmtpProber {
         for (let i = 0; i < list.length; i += perTransaction) transactions.push(realTransaction(list.slice(i, i + perTransaction)));
       }
     }
-    return transactions.length === 0 ? null : { session, route, lastReplyAt: 0, transactions };
+    return transactions.length === 0 ? null : { session, route, egress, lastReplyAt: 0, transactions };
   }
 
   /**
@@ -768,7 +816,7 @@ export class SmtpProber {
     const parameters = probe ? [] : tx.parameters;
     const timeouts = this.timeoutsOf(probe ? tx.check.waiters.map((p) => p.request.owner) : tx.recipients.map((p) => p.request.owner));
     const timeoutMs = probe ? timeouts.catchAllMs : timeouts.commandMs;
-    const mail = this.command(round, 'mail', () => session.mail(this.options.mailFrom, parameters));
+    const mail = this.command(round, 'mail', () => session.mail(round.egress.mailFrom, parameters));
     const rcptOptions = { timeoutMs };
     const commands = [mail];
     for (const address of addresses) commands.push(this.command(round, 'rcpt', () => session.rcpt(address, rcptOptions)));
@@ -789,7 +837,7 @@ export class SmtpProber {
     if (onReply !== undefined) {
       const { exchanger, address } = round.route;
       reply.then(
-        ({ code }) => onReply({ exchanger: exchanger.host, address, phase, code, latencyMs: performance.now() - issuedAt }),
+        ({ code }) => onReply({ exchanger: exchanger.host, address, egress: round.egress.id, phase, code, latencyMs: performance.now() - issuedAt }),
         () => {},
       );
     }
@@ -1004,6 +1052,10 @@ function takeByPriority(queue: RouteQueue, limit: number, oneDomain = false): Pe
 /** The status of a failure to open a session (docs/verification.md#the-session). */
 function openFailure(error: unknown): OpenFailure {
   if (!(error instanceof SmtpTransportError)) return { failed: 'SmtpConnectionFailure', fromReply: false };
+  if (error.egress !== undefined) {
+    const failed = error.code === 'ETIMEDOUT' ? 'SmtpConnectionTimeout' : 'SmtpConnectionFailure';
+    return { failed, fromReply: false, egressFault: error.message };
+  }
   switch (error.code) {
     case 'ETIMEDOUT':
       return { failed: 'SmtpConnectionTimeout', fromReply: false };

@@ -19,6 +19,8 @@ import {
   smtpServerCanSend,
   startsWithEnhancedCode,
   zeroCounters,
+  newSourceCounts,
+  type SourceCounts,
   type ConnectionContext,
   type Counters,
   type GreylistEntry,
@@ -88,6 +90,13 @@ export interface MailLab {
   connections(name: string): ConnectionTranscript[];
   /** The counters of one server, or summed over all (then `maxConcurrent` is the lab-wide peak). */
   stats(name?: string): ServerStats;
+  /** The source address of each connection a server accepted, in order of arrival (as `transcript`). */
+  peers(name: string): string[];
+  /**
+   * The RCPTs each source address sent to a `sourceLimit` group (a server's name when it names no group), and how many
+   * of them got the limit's reply.
+   */
+  sourceStats(group: string): { asked: Record<string, number>; limited: Record<string, number> };
   /** Replaces a server's behaviour for the connections opened afterwards (greylist state is kept). */
   setServer(name: string, spec: ServerSpec): void;
   /** Replaces the DNS data of the domains. */
@@ -177,6 +186,12 @@ function checkSpec(name: string, spec: ServerSpec): void {
   if (spec.maxConnections !== undefined && !(Number.isInteger(spec.maxConnections) && spec.maxConnections >= 1)) {
     fail(`${where}: maxConnections must be a whole number from 1`);
   }
+  const { sourceLimit } = spec;
+  if (sourceLimit !== undefined) {
+    if (!(Number.isInteger(sourceLimit.rcpts) && sourceLimit.rcpts >= 0)) fail(`${where}: sourceLimit.rcpts must be a whole number`);
+    if (sourceLimit.windowMs !== undefined) checkDelay(`${where}: sourceLimit.windowMs`, sourceLimit.windowMs);
+    checkReply(`${where}: sourceLimit.reply`, sourceLimit.reply);
+  }
   if (spec.maxRecipients !== undefined && !(Number.isInteger(spec.maxRecipients) && spec.maxRecipients >= 1)) {
     fail(`${where}: maxRecipients must be a whole number from 1`);
   }
@@ -207,6 +222,7 @@ function smtpServerObstacles(spec: ServerSpec): string[] {
   if (spec.maxConnections !== undefined) obstacles.push('maxConnections');
   if ((spec.replyDelayMs ?? 0) > 0) obstacles.push('replyDelayMs');
   if (spec.strictSync === true) obstacles.push('strictSync');
+  if (spec.sourceLimit !== undefined) obstacles.push('sourceLimit');
   for (const key of Object.keys(spec.delayMs ?? {})) {
     const trigger = parseTrigger(key);
     if (trigger !== undefined && !SMTP_SERVER_DELAYS.has(trigger.stage)) obstacles.push(`delayMs.${key}`);
@@ -370,7 +386,7 @@ class LabConnection implements ConnectionContext {
       this.resolveClosed = resolve;
     });
     this.remoteAddress = socket.remoteAddress ?? '';
-    this.record = server.newRecord();
+    this.record = server.newRecord(undefined, this.remoteAddress);
     this.sockets.add(socket);
     this.watch(socket);
     this.tap(socket);
@@ -547,7 +563,7 @@ class LabSmtpServer extends SMTPServer {
   }
 
   override onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: Done): void {
-    const decision = this.behaviour.rcpt(address.address, this.utf8.get(session.id) === true);
+    const decision = this.behaviour.rcpt(address.address, this.utf8.get(session.id) === true, session.remoteAddress);
     this.after(session, this.behaviour.delay('rcpt', address.address), () =>
       callback(decision.accept ? null : replyError(decision.reply)),
     );
@@ -566,6 +582,8 @@ class LabSmtpServer extends SMTPServer {
 class LabServer {
   readonly counters = zeroCounters();
   records: ConnectionRecord[] = [];
+  /** The source address of each record's connection. */
+  peers: string[] = [];
   readonly live = new Set<LabConnection>();
   readonly greylist = new Map<string, GreylistEntry>();
   behaviour!: Behaviour;
@@ -589,7 +607,7 @@ class LabServer {
     const spec = withDefaults(given, this.lab.defaults);
     checkSpec(this.name, spec);
     const engine = chooseEngine(this.name, spec);
-    const behaviour = new Behaviour({ ...spec }, hostOf(this.name), this.greylist);
+    const behaviour = new Behaviour({ ...spec }, hostOf(this.name), this.greylist, this.lab.sourceCounts(spec.sourceLimit?.group ?? this.name));
     const tls = behaviour.starttls ? loadTls() : undefined;
     this.behaviour = behaviour;
     this.engine = engine;
@@ -597,9 +615,10 @@ class LabServer {
     this.smtp = engine === 'smtp-server' ? new LabSmtpServer(behaviour, tls) : undefined;
   }
 
-  newRecord(carried?: ConnectionRecord): ConnectionRecord {
+  newRecord(carried?: ConnectionRecord, peer = ''): ConnectionRecord {
     const record = new ConnectionRecord(this.counters, carried);
     this.records.push(record);
+    this.peers.push(peer);
     return record;
   }
 
@@ -632,8 +651,9 @@ class LabServer {
     Object.assign(this.counters, zeroCounters(), { open, maxConcurrent: open });
     this.greylist.clear();
     this.records = [];
+    this.peers = [];
     // Open connections go on recording, into fresh transcripts.
-    for (const connection of this.live) connection.record = this.newRecord(connection.record);
+    for (const connection of this.live) connection.record = this.newRecord(connection.record, connection.remoteAddress);
   }
 }
 
@@ -644,6 +664,7 @@ class Lab implements MailLab {
   private open = 0;
   private maxOpen = 0;
   private closing: Promise<void> | undefined;
+  private readonly sources = new Map<string, SourceCounts>();
 
   constructor(
     readonly dns: LabDnsServer,
@@ -706,8 +727,25 @@ class Lab implements MailLab {
     this.dns.setZones(buildZones(this.addresses, new Set(this.byName.keys()), domains, this.dnsDelayMs));
   }
 
+  peers(name: string): string[] {
+    return [...this.server(name).peers];
+  }
+
+  sourceStats(group: string): { asked: Record<string, number>; limited: Record<string, number> } {
+    const counts = this.sources.get(group);
+    return { asked: Object.fromEntries(counts?.asked ?? []), limited: Object.fromEntries(counts?.limited ?? []) };
+  }
+
+  /** The per-source counts of a `sourceLimit` group (a server's name when it names none), made on first use. */
+  sourceCounts(group: string): SourceCounts {
+    let counts = this.sources.get(group);
+    if (counts === undefined) this.sources.set(group, (counts = newSourceCounts()));
+    return counts;
+  }
+
   reset(): void {
     for (const server of this.byName.values()) server.reset();
+    for (const counts of this.sources.values()) for (const map of [counts.times, counts.asked, counts.limited]) map.clear();
     this.maxOpen = this.open;
     this.dns.queries.splice(0);
   }

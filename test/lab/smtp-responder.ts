@@ -86,13 +86,39 @@ export interface ServerSpec {
   /** Offer STARTTLS with the self-signed test certificate (default false). */
   starttls?: boolean;
   /**
+   * Raw responder: a provider's rate limit per source address. Each RCPT is counted for the address the connection
+   * came from; one more than `rcpts` within `windowMs` (default 60 s) gets `reply` (a 421 closes the connection), as
+   * Gmail's `421 4.7.28` or Microsoft's `550 5.7.606` do. Servers naming the same `group` share the counts (the
+   * exchangers of one provider).
+   */
+  sourceLimit?: SourceLimit;
+  /**
    * Raw responder only: refuse a command that arrives before the reply to the previous one was sent (unless
    * PIPELINING is advertised) with 554 5.5.0 and close, as Exim's `smtp_enforce_sync` does.
    */
   strictSync?: boolean;
 }
 
+export interface SourceLimit {
+  readonly rcpts: number;
+  readonly windowMs?: number;
+  readonly reply: Reply;
+  readonly group?: string;
+}
+
+/** RCPTs per source address, shared by the servers of a `sourceLimit` group: the time of each, and the refusals. */
+export interface SourceCounts {
+  readonly times: Map<string, number[]>;
+  readonly asked: Map<string, number>;
+  readonly limited: Map<string, number>;
+}
+
+export function newSourceCounts(): SourceCounts {
+  return { times: new Map(), asked: new Map(), limited: new Map() };
+}
+
 export const SPEC_KEYS: ReadonlySet<string> = new Set([
+  'sourceLimit',
   'engine',
   'mailboxes',
   'acceptAll',
@@ -276,6 +302,7 @@ export class Behaviour {
     readonly spec: ServerSpec,
     readonly host: string,
     private readonly greylist: Map<string, GreylistEntry>,
+    private readonly sources: SourceCounts = newSourceCounts(),
   ) {
     this.smtputf8 = spec.smtputf8 ?? true;
     this.pipelining = spec.pipelining ?? true;
@@ -335,8 +362,25 @@ export class Behaviour {
     return this.spec.mail;
   }
 
-  /** The RCPT decision after the maxRecipients check (which both engines make first, as smtp-server does). */
-  rcpt(address: string, smtputf8Transaction: boolean): RcptDecision {
+  /**
+   * The RCPT decision after the maxRecipients check (which both engines make first, as smtp-server does); `source`,
+   * the address the connection came from.
+   */
+  rcpt(address: string, smtputf8Transaction: boolean, source = ''): RcptDecision {
+    const sourceLimit = this.spec.sourceLimit;
+    if (sourceLimit !== undefined) {
+      const now = performance.now();
+      const windowMs = sourceLimit.windowMs ?? 60_000;
+      const times = (this.sources.times.get(source) ?? []).filter((t) => now - t < windowMs);
+      this.sources.asked.set(source, (this.sources.asked.get(source) ?? 0) + 1);
+      if (times.length >= sourceLimit.rcpts) {
+        this.sources.times.set(source, times);
+        this.sources.limited.set(source, (this.sources.limited.get(source) ?? 0) + 1);
+        return { accept: false, reply: sourceLimit.reply };
+      }
+      times.push(now);
+      this.sources.times.set(source, times);
+    }
     if (!smtputf8Transaction && NON_ASCII.test(localPartOf(address))) {
       return { accept: false, reply: REPLIES.utf8Required(address) };
     }
@@ -706,7 +750,7 @@ export class RawSmtpSession {
         if (max !== undefined && this.accepted.size >= max && !this.accepted.has(key)) {
           return reply(REPLIES.tooManyRecipients);
         }
-        const decision = behaviour.rcpt(path.address, this.smtputf8Transaction);
+        const decision = behaviour.rcpt(path.address, this.smtputf8Transaction, this.ctx.remoteAddress);
         if (!decision.accept) return reply(decision.reply);
         this.accepted.add(key);
         return reply(behaviour.rcptSuccessReply(path.address) ?? REPLIES.rcptOk);

@@ -65,4 +65,60 @@ describe('ConnectionSlots', () => {
     expect(idle).toBe(true);
     expect(slots.openConnections).toBe(0);
   });
+
+  it('sends each connection out by the usable egress with the fewest open ones, the first given among equals', async () => {
+    const slots = new ConnectionSlots({ maxConnections: 10, maxConnectionsPerExchanger: 10 }, [
+      { id: 'a', maxConnections: 2 },
+      { id: 'b', maxConnections: 5 },
+      { id: 'c', maxConnections: 5 },
+    ]);
+    const taken: Slot[] = [];
+    for (let i = 0; i < 4; i++) taken.push(await slots.acquire(`mx${i}`));
+    expect(taken.map((slot) => slot.egress)).toEqual(['a', 'b', 'c', 'a']);
+    // 'a' is at its cap of 2: the next goes by the freest of the others.
+    taken.push(await slots.acquire('mx4'));
+    expect(taken[4]!.egress).toBe('b');
+    expect([slots.openThrough('a'), slots.openThrough('b'), slots.openThrough('c')]).toEqual([2, 2, 1]);
+    taken[0]!.release();
+    expect((await slots.acquire('mx5')).egress).toBe('a');
+  });
+
+  it('passes over a waiter none of whose usable egresses has room, and serves it when woken', async () => {
+    const slots = new ConnectionSlots({ maxConnections: 10, maxConnectionsPerExchanger: 10 }, [
+      { id: 'a', maxConnections: 10 },
+      { id: 'b', maxConnections: 10 },
+    ]);
+    let usable: string[] = [];
+    const granted: string[] = [];
+    void slots.acquire('mx1', () => 200, { usable: () => usable }).then((slot) => granted.push(`first:${slot.egress}`));
+    void slots.acquire('mx2', () => 0, { usable: () => ['b'] }).then((slot) => granted.push(`second:${slot.egress}`));
+    await tick();
+    expect(granted).toEqual(['second:b']);
+    usable = ['a'];
+    await tick();
+    expect(granted).toEqual(['second:b']);
+    slots.wake();
+    await tick();
+    expect(granted).toEqual(['second:b', 'first:a']);
+  });
+
+  it('caps the connections of one group (a provider) per egress', async () => {
+    const slots = new ConnectionSlots({ maxConnections: 10, maxConnectionsPerExchanger: 10 }, [
+      { id: 'a', maxConnections: 10 },
+      { id: 'b', maxConnections: 10 },
+    ]);
+    const group = { id: 'google', maxPerEgress: 1 };
+    const first = await slots.acquire('mx1', () => 0, { group });
+    const second = await slots.acquire('mx2', () => 0, { group });
+    expect([first.egress, second.egress]).toEqual(['a', 'b']);
+    let third: Slot | null = null;
+    void slots.acquire('mx3', () => 0, { group }).then((slot) => (third = slot));
+    // Another provider is not held up by this one's cap.
+    expect((await slots.acquire('mx4', () => 0, { group: { id: 'other', maxPerEgress: 1 } })).egress).toBe('a');
+    await tick();
+    expect(third).toBeNull();
+    second.release();
+    await tick();
+    expect(third!.egress).toBe('b');
+  });
 });
