@@ -7,6 +7,7 @@ import type { Checks, VerifierOptions, Quality } from '../engine/verifier.js';
 import type { SyntaxOptions } from '../syntax/policy.js';
 import { checkOverrideRules, type OverrideRule } from '../engine/overrides.js';
 import { readFileSync } from 'node:fs';
+import { EGRESS_FLAGS, egressOfFlags, type EgressFlagValues } from './egress-options.js';
 
 export class UsageError extends Error {}
 
@@ -34,6 +35,7 @@ export const ENGINE_FLAGS = {
   refuse: { type: 'string', multiple: true },
   'no-provider-rules': { type: 'boolean', default: false },
   overrides: { type: 'string' },
+  ...EGRESS_FLAGS,
 } as const;
 
 /**
@@ -53,6 +55,10 @@ const NETWORK_FLAG_LEVELS: Readonly<Record<string, Exclude<Checks, 'syntax'>>> =
   'helo-name': 'smtp',
   'mail-from': 'smtp',
   'max-connections': 'smtp',
+  'smtp-proxy': 'smtp',
+  'smtp-proxy-file': 'smtp',
+  'smtp-local-address': 'smtp',
+  'smtp-egress-file': 'smtp',
 };
 
 const LEVEL_ORDER: readonly Checks[] = ['syntax', 'dns', 'smtp'];
@@ -81,7 +87,7 @@ export const REFUSABLE = {
   international: 'allowInternationalLocalPart',
 } as const;
 
-export interface EngineFlagValues {
+export interface EngineFlagValues extends EgressFlagValues {
   'dns-server'?: string[];
   'helo-name'?: string;
   'mail-from'?: string;
@@ -130,7 +136,11 @@ export function engineOptionsOf(values: EngineFlagValues): VerifierOptions {
     mailFrom: values['mail-from'],
     quality,
     allowPrivateAddresses: values['allow-private-addresses'] === true,
-    smtp: { port: smtpPort, maxConnections: wholeNumber(values['max-connections'], '--max-connections', 1) },
+    smtp: {
+      port: smtpPort,
+      maxConnections: wholeNumber(values['max-connections'], '--max-connections', 1),
+      egress: usage(() => egressOfFlags(values)),
+    },
     ...(values.overrides !== undefined && { overrides: overrideRulesOf(values.overrides) }),
   };
 }

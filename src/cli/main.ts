@@ -3,6 +3,7 @@
  *
  *   mailverify check [file|-] [--checks syntax|dns|smtp] [--dns-server IP[:PORT]]... [--max-connections N]
  *                    [--helo-name NAME] [--mail-from ADDRESS] [--smtp-port N] [--quality Standard|High|Extreme]
+ *                    [--smtp-proxy URL | --smtp-proxy-file FILE | --smtp-local-address ADDRESS | --smtp-egress-file FILE]
  *                    [--deduplication Off|Safe|Relaxed] [--input text|csv|tsv|jsonl] [--column N|NAME]
  *                    [--delimiter C] [--header] [--output jsonl|csv] [--csv-formulas escape|keep] [--out FILE]
  *                    [--threads N] [--quiet] [--version]
@@ -41,12 +42,20 @@ Options:
                           Deliverable; "dns" adds the DNS/MX checks; "smtp" probes the mailboxes.
                           The DNS flags (--dns-server, --dns-timeout, --quality, --passes,
                           --pass-delay) act from "dns", the SMTP ones (--smtp-port, --helo-name,
-                          --mail-from, --max-connections) at "smtp" only: given with a lower level,
+                          --mail-from, --max-connections, the egress flags) at "smtp" only: given with a lower level,
                           they have no effect and a warning on standard error says so
   --helo-name NAME        EHLO name for SMTP probes (default: this host's name); use a name whose
                           address and reverse DNS match the address you connect from
   --mail-from ADDRESS     envelope sender of SMTP probes (default verify@<helo name>)
   --smtp-port N           SMTP port (default 25)
+  --smtp-proxy URL        probes leave through this SOCKS5 proxy: socks5://[user[:password]@]host[:port]
+                          (port 1080 by default); one that can reach port 25, where this host cannot
+  --smtp-proxy-file FILE  the same, the URL read from FILE (its password is then not in the process list)
+  --smtp-local-address ADDRESS
+                          probes leave from this source address of the host's
+  --smtp-egress-file FILE several ways out: a JSON array of egresses {"id", "localAddress" or "proxy",
+                          "heloName", "mailFrom", "maxConnections"}; a connection takes the one with the
+                          fewest open connections (docs/egress.md)
   --quality LEVEL         Standard (default), High or Extreme: passes over transient results, timeouts
   --passes N              passes over transient results, instead of the quality level's (1, 3, 9)
   --pass-delay MS         the wait between two passes (default 300000, 5 minutes)

@@ -47,6 +47,8 @@ import {
 } from '../server/defaults.js';
 import { MAX_RETENTION_MS, MIN_RETENTION_MS } from '../server/submission.js';
 import { REFUSABLE, UsageError } from './engine-flags.js';
+import { EgressOptionError, egressFile, egressList, localAddressEgress, proxyEgress, proxyUrlFromFile } from './egress-options.js';
+import type { SmtpEgress } from '../smtp/egress/egresses.js';
 import { parseFlags } from './flags.js';
 import { DEFAULT_UNIT_PRICES, MAX_CREDITS, toMicro } from '../accounts/credits.js';
 
@@ -330,6 +332,47 @@ const overrideRules: Kind<OverrideRule[]> = {
   show: (rules) => `${rules.length} rule${rules.length === 1 ? '' : 's'}`,
 };
 
+/**
+ * An egress option's value (src/cli/egress-options.ts reads it); a bad one is its reason after the source, `: ` put
+ * between when `colon` (a proxy's reason is a sentence of its own).
+ */
+function egressKind(expected: string, readText: (text: string) => SmtpEgress[], colon: boolean, isPath = false): Kind<SmtpEgress[]> {
+  const read = (text: string): SmtpEgress[] => {
+    try {
+      return readText(text);
+    } catch (error) {
+      if (error instanceof EgressOptionError) throw colon ? new BadValue(`: ${error.message}`, undefined, true) : new BadValue(error.message);
+      throw error;
+    }
+  };
+  return {
+    expected,
+    fromText: (value) => (value === '' ? fail() : read(value)),
+    fromJson: (value, base) => (typeof value === 'string' && value !== '' ? read(isPath ? resolve(base, value) : value) : fail()),
+    show: (egresses) => egresses.map((egress) => egress.id).join(', '),
+  };
+}
+
+const socksProxy = egressKind('a socks5:// URL', proxyEgress, true);
+const socksProxyFile = egressKind('a readable file holding a socks5:// URL', (file) => proxyEgress(proxyUrlFromFile(file)), true, true);
+const sourceAddress = egressKind('an IP address', localAddressEgress, false);
+const egressesFile = egressKind('a JSON file of an array of egresses', egressFile, false, true);
+
+/** Egresses in the config file (a JSON array), checked as the engine checks them. */
+const egresses: Kind<SmtpEgress[]> = {
+  expected: 'an array of egresses { id, localAddress or proxy, heloName, mailFrom, maxConnections, publicAddress } (config file only)',
+  fromText: noText,
+  fromJson: (value) => {
+    try {
+      return egressList(value);
+    } catch (error) {
+      if (error instanceof EgressOptionError) throw new BadValue(error.message.startsWith('[') ? error.message : ` ${error.message}`, undefined, true);
+      throw error;
+    }
+  },
+  show: (list) => list.map((egress) => egress.id).join(', '),
+};
+
 /** Custom quality levels (JSON only), checked as createServer checks them; a bad one names its item and field. */
 const qualityLevels: Kind<CustomQualityLevel[]> = {
   expected: 'an array of quality levels { id, displayName, passes, passDelay, connectTimeout, commandTimeout, unitPrice }',
@@ -527,6 +570,11 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { flag: 'helo-name', placeholder: 'NAME', env: 'MAILVERIFY_HELO_NAME', key: 'heloName', kind: text, defaultText: "this host's name", description: 'the EHLO name of SMTP probes: a name whose address and reverse DNS match the address probes come from', section: 'Verification', target: 'server.verifier.heloName' },
   { flag: 'mail-from', placeholder: 'ADDRESS', env: 'MAILVERIFY_MAIL_FROM', key: 'mailFrom', kind: text, defaultText: 'verify@<helo name>', description: 'the envelope sender of SMTP probes', section: 'Verification', target: 'server.verifier.mailFrom' },
   { flag: 'max-connections', placeholder: 'N', env: 'MAILVERIFY_MAX_CONNECTIONS', key: 'maxConnections', kind: integer(1), defaultText: '50', description: 'SMTP connections open at once, over all jobs', section: 'Verification', target: 'server.verifier.smtp.maxConnections' },
+  { flag: 'smtp-proxy', placeholder: 'URL', env: 'MAILVERIFY_SMTP_PROXY', key: 'smtpProxy', kind: socksProxy, secret: true, defaultText: "none: the system's route", description: 'SMTP probes leave through this SOCKS5 proxy, socks5://[user[:password]@]host[:port] (port 1080 by default): one that can reach port 25 where this host cannot; it makes the one egress "default" (docs/egress.md)', section: 'Verification', target: 'server.verifier.smtp.egress' },
+  { flag: 'smtp-proxy-file', placeholder: 'FILE', env: 'MAILVERIFY_SMTP_PROXY_FILE', key: 'smtpProxyFile', kind: socksProxyFile, secret: true, description: 'a file holding that URL, so that its password is in no process list nor environment', section: 'Verification', target: 'server.verifier.smtp.egress' },
+  { flag: 'smtp-local-address', placeholder: 'ADDRESS', env: 'MAILVERIFY_SMTP_LOCAL_ADDRESS', key: 'smtpLocalAddress', kind: sourceAddress, description: 'SMTP probes leave from this source address of the host\'s (the one egress "default")', section: 'Verification', target: 'server.verifier.smtp.egress' },
+  { flag: 'smtp-egress-file', placeholder: 'FILE', env: 'MAILVERIFY_SMTP_EGRESS_FILE', key: 'smtpEgressFile', kind: egressesFile, description: 'several ways out: a JSON array of egresses (as the key smtpEgress); each connection takes the one with the fewest open connections', section: 'Verification', target: 'server.verifier.smtp.egress' },
+  { key: 'smtpEgress', kind: egresses, description: 'the egresses in the config file: [{ "id", "localAddress" or "proxy", "heloName", "mailFrom", "maxConnections", "publicAddress" }]; one of these five options at most', section: 'Verification', target: 'server.verifier.smtp.egress' },
   { flag: 'passes', placeholder: 'N', env: 'MAILVERIFY_PASSES', key: 'passes', kind: integer(1), defaultText: 'by quality: 1, 3, 9', description: 'passes over transient results', section: 'Verification', target: 'server.verifier.passes' },
   { flag: 'pass-delay', placeholder: 'MS', env: 'MAILVERIFY_PASS_DELAY', key: 'passDelay', kind: integer(0), defaultText: '300000', description: 'the wait between two passes, in milliseconds', section: 'Verification', target: 'server.verifier.passDelayMs' },
   {

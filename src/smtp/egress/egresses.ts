@@ -125,9 +125,27 @@ export interface EgressDefaults {
  * field (`...smtp.egress[1].proxy: ...`); no message holds a proxy's password.
  */
 export function readEgresses(value: unknown, defaults: EgressDefaults, name: string): Egress[] {
-  if (value === undefined) return [defaultEgress(defaults)];
+  const given = checkedEgresses(value, name);
+  if (given.length === 0) return [defaultEgress(defaults)];
+  return given.map(({ egress, proxy }) => ({
+    id: egress.id,
+    ...(egress.localAddress !== undefined && { localAddress: egress.localAddress }),
+    ...(proxy !== undefined && { proxy }),
+    heloName: egress.heloName ?? defaults.heloName,
+    mailFrom: egress.mailFrom ?? defaults.mailFrom,
+    maxConnections: egress.maxConnections ?? defaults.maxConnections,
+    ...(egress.publicAddress !== undefined && { publicAddress: egress.publicAddress }),
+  }));
+}
+
+/** Checks egresses as `readEgresses` does, and gives them back as given (for options passed on to a verifier later). */
+export function checkEgresses(value: unknown, name: string): SmtpEgress[] {
+  return checkedEgresses(value, name).map(({ egress }) => egress);
+}
+
+function checkedEgresses(value: unknown, name: string): { egress: SmtpEgress; proxy?: SocksProxy }[] {
+  if (value === undefined) return [];
   if (!Array.isArray(value)) throw new TypeError(`${name} must be an array of egresses, got ${typeof value}`);
-  if (value.length === 0) return [defaultEgress(defaults)];
   const seen = new Set<string>();
   return value.map((given: unknown, index) => {
     const at = `${name}[${index}]`;
@@ -168,15 +186,7 @@ export function readEgresses(value: unknown, defaults: EgressDefaults, name: str
     if (maxConnections !== undefined && !(Number.isInteger(maxConnections) && (maxConnections as number) > 0)) {
       throw new TypeError(`${at}.maxConnections must be a whole number from 1, got ${describe(maxConnections)}`);
     }
-    return {
-      id,
-      ...(typeof egress.localAddress === 'string' && { localAddress: egress.localAddress }),
-      ...(proxy !== undefined && { proxy }),
-      heloName: (egress.heloName as string | undefined) ?? defaults.heloName,
-      mailFrom: (egress.mailFrom as string | undefined) ?? defaults.mailFrom,
-      maxConnections: (maxConnections as number | undefined) ?? defaults.maxConnections,
-      ...(typeof egress.publicAddress === 'string' && { publicAddress: egress.publicAddress }),
-    };
+    return { egress: egress as unknown as SmtpEgress, ...(proxy !== undefined && { proxy }) };
   });
 }
 
