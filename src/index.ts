@@ -29,7 +29,11 @@ export type {
   ExchangerSkippedEvent,
   SmtpSessionEvent,
   SmtpReplyEvent,
+  EgressCoolingEvent,
 } from './engine/observer.js';
+export { PROVIDER_PROFILES } from './smtp/egress/providers.js';
+export type { ProviderProfile, BuiltInProviderProfile } from './smtp/egress/providers.js';
+export type { SmtpEgress } from './smtp/egress/egresses.js';
 export type { Deduplication } from './engine/dedupe.js';
 export type { Entry } from './engine/entry.js';
 export { toLegacyEntry, legacyStatusOf, LEGACY_STATUS_OF } from './engine/legacy.js';
@@ -47,5 +51,6 @@ export type {
   SmtpCommandOptions,
   SmtpTransportErrorCode,
   SmtpPhase,
+  EgressRoute,
 } from './smtp/transport.js';
 export type { SmtpReply } from './smtp/reply.js';

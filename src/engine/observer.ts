@@ -8,12 +8,12 @@
  */
 import type { DnsQueryEvent } from '../dns/lookup.js';
 import type { ExchangerSkippedEvent } from '../domain/mail-domain.js';
-import type { SmtpReplyEvent, SmtpSessionEvent } from '../smtp/prober.js';
+import type { EgressCoolingEvent, SmtpReplyEvent, SmtpSessionEvent } from '../smtp/prober.js';
 import type { StatusCode } from '../status/catalogue.js';
 
 export type { DnsQueryEvent, DnsQueryOutcome, DnsRecordType } from '../dns/lookup.js';
 export type { ExchangerSkippedEvent } from '../domain/mail-domain.js';
-export type { SmtpReplyEvent, SmtpSessionEvent } from '../smtp/prober.js';
+export type { EgressCoolingEvent, SmtpReplyEvent, SmtpSessionEvent } from '../smtp/prober.js';
 
 /** An address got its result (one per entry a batch yields, duplicates included). */
 export interface VerdictEvent {
@@ -32,10 +32,15 @@ export interface VerifierObserver {
   smtpReply?(event: SmtpReplyEvent): void;
   /** An address got its result. */
   verdict?(event: VerdictEvent): void;
+  /**
+   * A reply about the prober put an egress × provider into cooling (docs/egress.md#back-off). Without this method,
+   * each cooling is a process warning (`MAILVERIFY_EGRESS_COOLING`).
+   */
+  egressCooling?(event: EgressCoolingEvent): void;
 }
 
 /** The observer's method names, for option checks. */
-export const OBSERVER_METHODS = ['dnsQuery', 'exchangerSkipped', 'smtpSession', 'smtpReply', 'verdict'] as const;
+export const OBSERVER_METHODS = ['dnsQuery', 'exchangerSkipped', 'smtpSession', 'smtpReply', 'verdict', 'egressCooling'] as const;
 
 type Method = (typeof OBSERVER_METHODS)[number];
 type EventOf<M extends Method> = Parameters<NonNullable<VerifierObserver[M]>>[0];

@@ -4,6 +4,7 @@ import type { Resolver } from '../dns/resolver.js';
 import type { ListsOptions } from '../lists/lists.js';
 import type { OptionNames } from '../options/names.js';
 import type { SmtpEgress } from '../smtp/egress/egresses.js';
+import type { ProviderProfile } from '../smtp/egress/providers.js';
 import type { SmtpTransport } from '../smtp/transport.js';
 import type { StatusCode } from '../status/catalogue.js';
 import { SYNTAX_OPTION_NAMES, type SyntaxOptions } from '../syntax/policy.js';
@@ -96,6 +97,14 @@ export interface SmtpOptions {
    * implicit egress, `default` (the system's route and the verifier's identity).
    */
   egress?: readonly SmtpEgress[];
+  /**
+   * Provider profiles (docs/egress.md#provider-profiles), tried before the built-in `PROVIDER_PROFILES`: which
+   * exchangers are one provider's, the egresses it may use, and its caps per egress (connections, recipients per
+   * minute and per day).
+   */
+  providers?: readonly ProviderProfile[];
+  /** How long work waits for a cooling egress to take it again before it is deferred to the next pass (default 5 minutes). */
+  maxCoolingWaitMs?: number;
 }
 
 
@@ -122,6 +131,8 @@ export const VERIFIER_OPTION_NAMES: OptionNames = {
     tls: { starttls: true, rejectUnauthorized: true },
     catchAllCacheTtlMs: true,
     egress: true,
+    providers: true,
+    maxCoolingWaitMs: true,
   },
   allowPrivateAddresses: true,
   quality: true,

@@ -14,6 +14,7 @@ import { createNodemailerTransport } from '../smtp/nodemailer-transport.js';
 import { SmtpProber, type ProbeTimeouts } from '../smtp/prober.js';
 import { isHeloName, isMailFrom } from '../smtp/identity.js';
 import { readEgresses, type Egress } from '../smtp/egress/egresses.js';
+import { checkProviderProfiles, Providers } from '../smtp/egress/providers.js';
 import { createSuggester } from '../suggest/suggest.js';
 import { syntaxPolicyOf } from '../syntax/policy.js';
 import { BatchRun, batchOptions, type BatchContext, type BatchInput, type LevelSettings, type VerifyManyOptions } from './batch.js';
@@ -128,6 +129,10 @@ function checkSmtpOptions(options: VerifierOptions): void {
     const value = smtp[name];
     if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw optionError(`smtp.${name}`, 'a positive number', value);
   }
+  const coolingWait = smtp.maxCoolingWaitMs;
+  if (coolingWait !== undefined && !(Number.isInteger(coolingWait) && coolingWait >= 0)) {
+    throw optionError('smtp.maxCoolingWaitMs', 'a whole number of milliseconds', coolingWait);
+  }
   if (smtp.transport !== undefined && typeof smtp.transport?.open !== 'function') {
     throw optionError('smtp.transport', 'an object with an open(options) method', smtp.transport);
   }
@@ -158,6 +163,12 @@ const TRANSIENT_STATUSES: ReadonlySet<StatusCode> = new Set<StatusCode>([
   'SmtpConnectionFailure',
   'SmtpConnectionTimeout',
   'SmtpDialogError',
+]);
+
+const TRANSIENT_WITH_EGRESSES: ReadonlySet<StatusCode> = new Set<StatusCode>([
+  ...TRANSIENT_STATUSES,
+  'LocalEndPointRejected',
+  'LocalSenderAddressRejected',
 ]);
 
 const DEFAULT_PASS_DELAY_MS = 5 * 60_000;
@@ -194,9 +205,12 @@ function egressesOf(options: VerifierOptions): Egress[] {
   return readEgresses(options.smtp?.egress, defaults, 'createVerifier: option smtp.egress');
 }
 
-function createProber(options: VerifierOptions, egresses: readonly Egress[], timeouts: ProbeTimeouts, observe: Observe): SmtpProber {
+function createProber(options: VerifierOptions, egresses: readonly Egress[], providers: Providers, timeouts: ProbeTimeouts, observe: Observe): SmtpProber {
   const smtp = options.smtp ?? {};
   return new SmtpProber({
+    providers,
+    ...(smtp.maxCoolingWaitMs !== undefined && { maxCoolingWaitMs: smtp.maxCoolingWaitMs }),
+    ...(observe.egressCooling !== undefined && { onCooling: observe.egressCooling }),
     transport: smtp.transport ?? createNodemailerTransport(),
     port: smtp.port ?? 25,
     egresses,
@@ -222,7 +236,9 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const overrides = options.overrides === undefined ? [] : checkOverrideRules(options.overrides, 'createVerifier: option overrides');
   const observe = guardObserver(options.observer);
   const egresses = egressesOf(options);
-  const prober = checks === 'smtp' ? createProber(options, egresses, level.timeouts, observe) : null;
+  const egressIds = egresses.map((egress) => egress.id);
+  const providers = new Providers(checkProviderProfiles(options.smtp?.providers, 'createVerifier: option smtp.providers', egressIds), egressIds);
+  const prober = checks === 'smtp' ? createProber(options, egresses, providers, level.timeouts, observe) : null;
   // The built-in resolver's sockets are the verifier's to close; a resolver of the host application's is its own.
   const ownResolver = options.dns?.resolver === undefined ? defaultResolver(options.dns) : undefined;
   const resolver = options.dns?.resolver ?? ownResolver!;
@@ -244,7 +260,9 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     overrideMatcher: compileOverrides(overrides),
     suggester,
     classify: classifierOf(options.classifications),
-    transient: TRANSIENT_STATUSES,
+    // With several egresses, a refusal of our address or sender through one may not hold through another: later
+    // passes ask again.
+    transient: egresses.length > 1 ? TRANSIENT_WITH_EGRESSES : TRANSIENT_STATUSES,
     closing: () => closing,
   };
   const runs = new Set<BatchRun>();
@@ -279,6 +297,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
       try {
         for (;;) {
           for (const run of runs) run.cutPasses();
+          prober?.cutCoolingWaits();
           await Promise.all([...runs].map((run) => run.idle()));
           await prober?.idle();
           if ([...runs].every((run) => run.isIdle)) break;

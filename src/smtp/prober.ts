@@ -25,7 +25,11 @@ import { LRUCache } from 'lru-cache';
 import type { MailExchanger } from '../domain/mail-domain.js';
 import type { StatusCode } from '../status/catalogue.js';
 import { classifySmtpReply } from './classify.js';
+import { LocalRecipientLedger, type RateLimits, type RecipientLedger } from './egress/budget.js';
+import { Cooling, isAboutProber } from './egress/cooling.js';
 import type { Egress } from './egress/egresses.js';
+import { Providers, type Provider } from './egress/providers.js';
+import { enhancedCodeOf } from './reply.js';
 import type { SmtpReply } from './reply.js';
 import { ConnectionSlots, type SlotLimits } from './slots.js';
 import { SmtpTransportError, type SmtpSession, type SmtpTransport } from './transport.js';
@@ -60,6 +64,26 @@ export interface ProberOptions extends SlotLimits {
    * once until a session through that egress opens again.
    */
   onEgressFailure?: (egress: string, message: string) => void;
+  /** The provider behind each exchanger, with its limits per egress (default: every exchanger its own, no limits). */
+  providers?: Providers;
+  /** The recipient budgets per egress × provider (default: this process's own). */
+  ledger?: RecipientLedger;
+  /** The cooling state per egress × provider (default: this process's own). */
+  cooling?: Cooling;
+  /** How long work waits for a cooling egress before it is deferred to the next pass (default 5 minutes). */
+  maxCoolingWaitMs?: number;
+  /** Told of every cooling that starts (the verifier's observer). Default: a process warning. */
+  onCooling?: (event: EgressCoolingEvent) => void;
+}
+
+/** A reply about the prober put an egress × provider into cooling: no new connection that way for `cooldownMs`. */
+export interface EgressCoolingEvent {
+  /** The egress's id. */
+  readonly egress: string;
+  /** The provider's id: a profile's, or the exchanger's host name. */
+  readonly provider: string;
+  readonly reply: { readonly code: number; readonly enhancedCode?: string; readonly text: string };
+  readonly cooldownMs: number;
 }
 
 /**
@@ -128,7 +152,7 @@ interface Route {
 }
 
 /** What ended an attempt to open a session; `egressFault`, the message when the egress itself failed. */
-type OpenFailure = { readonly failed: StatusCode; readonly fromReply: boolean; readonly egressFault?: string };
+type OpenFailure = { readonly failed: StatusCode; readonly fromReply: boolean; readonly egressFault?: string; readonly reply?: SmtpReply };
 
 /** A recipient on its way through the queues. */
 interface Pending {
@@ -147,6 +171,10 @@ interface Pending {
   settled: boolean;
   /** When it joined its queue: its priority rises as it waits (no starvation). */
   queuedAt: number;
+  /** The egresses through which it got a reply about the prober (null: none): it is asked again through another. */
+  asked: Set<string> | null;
+  /** The status of the last such reply: its result once no other egress can ask. */
+  proberStatus: StatusCode | null;
 }
 
 /** The catch-all question for one exchanger and domain, and the accepted recipients waiting for its answer. */
@@ -159,11 +187,18 @@ interface CatchAllCheck {
   retries: number;
   /** Must be the first transaction of a new connection. */
   fresh: boolean;
+  /** As a recipient's: the egresses whose probe got a reply about the prober, and its status. */
+  asked: Set<string> | null;
+  proberStatus: StatusCode | null;
 }
 
 /** The work waiting for one exchanger address. */
 interface RouteQueue {
   readonly address: string;
+  /** The provider of the exchanger (of the first route that made the queue). */
+  readonly provider: Provider;
+  /** While the work here waits for a cooling to end: the timer that looks again. */
+  coolingWait: NodeJS.Timeout | null;
   recipients: Pending[];
   /** Recipients to be tried alone, one per round. */
   suspects: Pending[];
@@ -219,6 +254,8 @@ const PROBE_INCONCLUSIVE: ReadonlySet<StatusCode> = new Set<StatusCode>([
   'LocalSenderAddressRejected',
 ]);
 
+/** The most of a reply's text an event or evidence carries. */
+const MAX_EVIDENCE_TEXT = 512;
 /** A suspect is tried once more before it gets SmtpDialogError. */
 const FAULT_RETRIES = 1;
 /** Rounds in a row that fail on one exchanger before its remaining suspects get SmtpDialogError without a retry. */
@@ -246,15 +283,27 @@ export class SmtpProber {
   private readonly checks = new Map<string, CatchAllCheck>();
   /** The time an exchanger address takes per RCPT (a moving average of the time between its replies), by address. */
   private readonly rcptPace: LRUCache<string, number>;
+  /** Connections an exchanger address accepted before it refused one more (421 while others were open), for a while. */
+  private readonly acceptedByAddress = new LRUCache<string, number>({ max: 10_000, ttl: 30 * 60_000 });
   private readonly routesOf = new WeakMap<readonly MailExchanger[], readonly Route[]>();
   private readonly egresses: ReadonlyMap<string, Egress>;
   /** Egresses whose failure has been warned about, until a session through them opens. */
   private readonly failingEgresses = new Set<string>();
+  private readonly providers: Providers;
+  private readonly ledger: RecipientLedger;
+  private readonly cooling: Cooling;
+  private readonly maxCoolingWaitMs: number;
+  /** Set while cutCoolingWaits runs: nothing waits for a cooling then. */
+  private closing = false;
 
   constructor(private readonly options: ProberOptions) {
     if (options.egresses.length === 0) throw new TypeError('SmtpProber: egresses must hold at least one egress');
     this.egresses = new Map(options.egresses.map((egress) => [egress.id, egress]));
     this.slots = new ConnectionSlots(options, options.egresses);
+    this.providers = options.providers ?? new Providers([], [...this.egresses.keys()], []);
+    this.ledger = options.ledger ?? new LocalRecipientLedger();
+    this.cooling = options.cooling ?? new Cooling();
+    this.maxCoolingWaitMs = options.maxCoolingWaitMs ?? 5 * 60_000;
     this.catchAll = new LRUCache({ max: 10_000, ttl: options.catchAllCacheTtlMs });
     // No TTL: the same probe must come back however far apart the passes are.
     this.probeLocalParts = new LRUCache({ max: 10_000 });
@@ -288,6 +337,8 @@ export class SmtpProber {
         alone: false,
         settled: false,
         queuedAt: 0,
+        asked: null,
+        proberStatus: null,
       };
       if (routes.length === 0) return this.settle(pending, 'SmtpConnectionFailure');
       this.enqueue(pending);
@@ -314,7 +365,7 @@ export class SmtpProber {
       if (queue.recipients.length + queue.suspects.length + queue.checks.length === 0) {
         // Nothing waits here any more: sessions being opened stop where they are, with nothing more written.
         for (const opening of queue.openings) opening.abort();
-        if (queue.sessions === 0) this.queues.delete(queue.address);
+        if (queue.sessions === 0) this.dropQueue(queue);
       }
     }
     for (const [key, check] of this.checks) if (!check.waiters.some((p) => !p.settled)) this.checks.delete(key);
@@ -343,16 +394,19 @@ export class SmtpProber {
     pending.resolve(status);
   }
 
-  private queue(address: string): RouteQueue {
+  private queue(route: Route): RouteQueue {
+    const { address } = route;
     let queue = this.queues.get(address);
     if (queue === undefined) {
       queue = {
         address,
+        provider: this.providers.of(route.exchanger.host === '' ? address : route.exchanger.host),
+        coolingWait: null,
         recipients: [],
         suspects: [],
         checks: [],
         priority: 0,
-        accepted: null,
+        accepted: this.acceptedByAddress.get(address) ?? null,
         sessions: 0,
         starting: 0,
         live: 0,
@@ -368,7 +422,7 @@ export class SmtpProber {
 
   private enqueue(pending: Pending): void {
     if (pending.request.owner.withdrawn) return this.settle(pending, null);
-    const queue = this.queue(pending.routes[pending.routeIndex]!.address);
+    const queue = this.queue(pending.routes[pending.routeIndex]!);
     pending.queuedAt = performance.now();
     (pending.isolated ? queue.suspects : queue.recipients).push(pending);
     queue.priority = Math.max(queue.priority, pending.request.owner.priority);
@@ -376,17 +430,30 @@ export class SmtpProber {
   }
 
   private enqueueCheck(check: CatchAllCheck): void {
-    const queue = this.queue(check.route.address);
+    const queue = this.queue(check.route);
     queue.checks.push(check);
     for (const p of check.waiters) queue.priority = Math.max(queue.priority, p.request.owner.priority);
     this.ensureSessions(queue);
   }
 
-  /** Asks for as many sessions as the queue's backlog calls for, within the per-exchanger cap. */
+  private dropQueue(queue: RouteQueue): void {
+    if (queue.coolingWait !== null) clearTimeout(queue.coolingWait);
+    queue.coolingWait = null;
+    if (this.queues.get(queue.address) === queue) this.queues.delete(queue.address);
+  }
+
+  /**
+   * Asks for as many sessions as the queue's backlog calls for, within the per-exchanger cap and through the egresses
+   * that may take its work now; with none, the work waits for a cooling to end, or is deferred.
+   */
   private ensureSessions(queue: RouteQueue): void {
     const backlog = queue.recipients.length + queue.checks.length;
     if (backlog + queue.suspects.length === 0) {
-      if (queue.sessions === 0) this.queues.delete(queue.address);
+      if (queue.sessions === 0) this.dropQueue(queue);
+      return;
+    }
+    if (this.usableEgresses(queue).length === 0) {
+      if (queue.sessions === 0) this.waitOrDefer(queue);
       return;
     }
     const perRound = this.roundSize(queue.address) ?? this.fullRound;
@@ -437,8 +504,20 @@ export class SmtpProber {
 
   /** One session for a queue: a slot, the connection, rounds while there is work, QUIT. */
   private async serve(queue: RouteQueue): Promise<void> {
-    const slot = await this.slots.acquire(queue.address, () => queue.priority, { usable: () => this.usableEgresses(queue) });
+    const { provider } = queue;
+    const group = provider.maxConnectionsPerEgress === undefined ? undefined : { id: provider.id, maxPerEgress: provider.maxConnectionsPerEgress };
+    const slot = await this.slots.acquire(queue.address, () => queue.priority, { usable: () => this.usableEgresses(queue), ...(group !== undefined && { group }) });
+    if (slot === null) {
+      // No egress may take this work now (cooling, a spent budget): the queue waits, or is deferred, without a session.
+      queue.starting--;
+      queue.sessions--;
+      this.ensureSessions(queue);
+      return;
+    }
     const { onSession } = this.options;
+    const limits = rateLimitsOf(provider);
+    /** Set when a reply about the prober came on this session: otherwise its end brings the next cooling back to a minute. */
+    const proberReplied = { value: false };
     let route: Route | null = null;
     let session: SmtpSession | null = null;
     let openedAt = 0;
@@ -469,6 +548,7 @@ export class SmtpProber {
         onSession?.({ event: 'failed', exchanger, address: route.address, egress: egress.id, status: opened.failed, durationMs: openedAt - openingAt });
         started();
         if (opened.egressFault !== undefined) this.egressFailed(egress, opened.egressFault);
+        if (opened.reply !== undefined && isAboutProber(opened.reply)) this.startCooling(queue, egress, opened.reply);
         this.openFailed(queue, egress, opened);
         return;
       }
@@ -477,12 +557,30 @@ export class SmtpProber {
       session = opened;
       queue.live++;
       for (;;) {
-        const round = this.takeRound(queue, session, route, egress, starting);
+        // A cooling pair takes no new transaction: the session ends after its current one.
+        if (this.cooling.isCooling(egress.id, provider.id)) break;
+        let allowance = Infinity;
+        if (limits !== null) {
+          const wanted = Math.min(queue.recipients.length + queue.suspects.length + queue.checks.length, this.fullRound + queue.checks.length);
+          if (wanted === 0) break;
+          const grant = await this.ledger.take(egress.id, provider.id, wanted, limits);
+          // The day's budget is spent here: the work goes by another egress, or is deferred, once this session ends.
+          if (grant.daySpent) break;
+          if (grant.granted === 0) {
+            // Over the minute's rate the work waits, here in the open session.
+            await new Promise((resolve) => setTimeout(resolve, grant.retryInMs));
+            if (session.closed) break;
+            continue;
+          }
+          allowance = grant.granted;
+        }
+        const round = this.takeRound(queue, session, route, egress, starting, allowance);
+        if (limits !== null) await this.ledger.giveBack(egress.id, provider.id, allowance - (round === null ? 0 : rcptsOf(round)), limits);
         started();
         if (round === null) break;
         queue.rounds.add(round);
         try {
-          await this.runRound(queue, round);
+          await this.runRound(queue, round, proberReplied);
         } catch {
           // A bug of ours (or a transport's, outside its contract): the round's work gets its one result.
           session.close();
@@ -500,8 +598,10 @@ export class SmtpProber {
         // quit() never rejects (transport contract); a closed session returns at once.
         await session.quit();
         onSession?.({ event: 'close', exchanger: route!.exchanger.host, address: route!.address, egress: egress.id, durationMs: performance.now() - openedAt });
+        if (!proberReplied.value) this.cooling.clean(egress.id, provider.id);
       }
-      if (--queue.sessions === 0) queue.accepted = null;
+      // The cap a refusal taught is kept a while: a new queue for the address starts from it.
+      if (--queue.sessions === 0) queue.accepted = this.acceptedByAddress.get(queue.address) ?? null;
       // Work that came while the session was ending gets a session of its own before this slot is free.
       this.ensureSessions(queue);
       slot.release();
@@ -547,11 +647,73 @@ export class SmtpProber {
     }
   }
 
-  /** The egresses a new session for this queue may leave by: those that have not failed on their own to reach it. */
+  /**
+   * The egresses a new session for this queue may leave by now: those its provider allows that have not failed on
+   * their own to reach it, are not cooling, have not spent the day's budget, and have work here they may ask.
+   */
   private usableEgresses(queue: RouteQueue): readonly string[] {
+    const { provider } = queue;
+    const limits = rateLimitsOf(provider);
     const usable: string[] = [];
-    for (const id of this.egresses.keys()) if (!queue.failedEgresses.has(id)) usable.push(id);
+    for (const id of provider.egresses) {
+      if (queue.failedEgresses.has(id) || this.cooling.isCooling(id, provider.id)) continue;
+      if (limits !== null && this.ledger.daySpent(id, provider.id, limits)) continue;
+      if (hasWorkFor(queue, id)) usable.push(id);
+    }
     return usable;
+  }
+
+  /**
+   * No egress may take the queue's work now. When one that has work here ends its cooling within maxCoolingWaitMs,
+   * the work waits for it; otherwise it is deferred to the next pass: the status of the reply about the prober it got,
+   * or ServerTemporaryUnavailable.
+   */
+  private waitOrDefer(queue: RouteQueue): void {
+    const { provider } = queue;
+    const limits = rateLimitsOf(provider);
+    let soonest = Infinity;
+    for (const id of provider.egresses) {
+      if (queue.failedEgresses.has(id) || (limits !== null && this.ledger.daySpent(id, provider.id, limits))) continue;
+      const until = this.cooling.coolingUntil(id, provider.id);
+      if (until !== 0 && hasWorkFor(queue, id)) soonest = Math.min(soonest, until);
+    }
+    const wait = soonest - performance.now();
+    if (!this.closing && wait <= this.maxCoolingWaitMs) {
+      queue.coolingWait ??= setTimeout(() => {
+        queue.coolingWait = null;
+        this.slots.wake();
+        this.ensureSessions(queue);
+      }, Math.max(1, Math.ceil(wait)));
+      return;
+    }
+    this.defer(queue);
+  }
+
+  /** The work waiting in a queue gets its deferred status now. */
+  private defer(queue: RouteQueue): void {
+    const recipients = [...queue.recipients, ...queue.suspects];
+    const checks = queue.checks;
+    queue.recipients = [];
+    queue.suspects = [];
+    queue.checks = [];
+    for (const p of recipients) this.settle(p, p.proberStatus ?? 'ServerTemporaryUnavailable');
+    for (const check of checks) this.answerCheck(check, check.proberStatus ?? 'ServerTemporaryUnavailable');
+    if (queue.sessions === 0) this.dropQueue(queue);
+  }
+
+  /** Work waiting for a cooling to end is deferred at once (the verifier is closing). */
+  cutCoolingWaits(): void {
+    this.closing = true;
+    try {
+      for (const queue of [...this.queues.values()]) {
+        if (queue.coolingWait === null) continue;
+        clearTimeout(queue.coolingWait);
+        queue.coolingWait = null;
+        this.defer(queue);
+      }
+    } finally {
+      this.closing = false;
+    }
   }
 
   /** An egress's own failure is told once, until a session through it opens again. */
@@ -569,15 +731,26 @@ export class SmtpProber {
    * to its exchanger: its waiters get the failure.
    */
   private openFailed(queue: RouteQueue, egress: Egress, failure: OpenFailure): void {
+    const refusedOneMore = failure.egressFault === undefined && queue.sessions > 1;
+    if (refusedOneMore) {
+      // Refused while another session is open: no more than those it accepted are asked for, for a while.
+      queue.accepted = Math.max(queue.live, 1);
+      this.acceptedByAddress.set(queue.address, queue.accepted);
+    }
+    if (failure.reply !== undefined && isAboutProber(failure.reply)) {
+      // Refused for who we are (a 421, a blocklist...): the pair cools (serve), and the work waits for another way, or
+      // is deferred with this status (ensureSessions), rather than moving on to exchangers that judge the prober alike.
+      for (const p of [...queue.recipients, ...queue.suspects]) p.proberStatus ??= failure.failed;
+      for (const check of queue.checks) check.proberStatus ??= failure.failed;
+      return;
+    }
+    if (refusedOneMore) return;
     if (failure.egressFault !== undefined) {
       // The egress failed, not the exchanger: another egress is tried for this address before the next exchanger.
       queue.failedEgresses.add(egress.id);
       if (this.usableEgresses(queue).length > 0) return;
       queue.failedEgresses.clear();
       // Every egress failed; sessions through them that are still opening will fail likewise.
-    } else if (queue.sessions > 1) {
-      queue.accepted = Math.max(queue.live, 1);
-      return;
     }
     const recipients = [...queue.recipients, ...queue.suspects];
     const checks = queue.checks;
@@ -599,33 +772,43 @@ export class SmtpProber {
    * alone; otherwise the waiting checks, then the real recipients (higher priority first) in transactions per
    * domain. Null: nothing left.
    */
-  private takeRound(queue: RouteQueue, session: SmtpSession, route: Route, egress: Egress, isNew: boolean): Round | null {
+  private takeRound(queue: RouteQueue, session: SmtpSession, route: Route, egress: Egress, isNew: boolean, allowance = Infinity): Round | null {
     const transactions: Transaction[] = [];
+    // Work that got a reply about the prober through this egress is asked through another.
+    const askable = (work: { asked: Set<string> | null }) => work.asked === null || !work.asked.has(egress.id);
     if (isNew) {
-      const fresh = queue.checks.findIndex((c) => c.fresh);
+      const fresh = queue.checks.findIndex((c) => c.fresh && askable(c));
       if (fresh >= 0) {
         const [check] = queue.checks.splice(fresh, 1);
         check!.fresh = false;
         return { session, route, egress, lastReplyAt: 0, transactions: [{ kind: 'probe', check: check! }] };
       }
     }
+    const passed: Pending[] = [];
     for (let p = queue.suspects.shift(); p !== undefined; p = queue.suspects.shift()) {
       if (p.settled) continue;
+      if (!askable(p)) {
+        passed.push(p);
+        continue;
+      }
       if (!p.request.recipient.international || session.extensions.has('SMTPUTF8')) {
+        queue.suspects.unshift(...passed);
         return { session, route, egress, lastReplyAt: 0, transactions: [realTransaction([p])] };
       }
       this.settle(p, 'ServerDoesNotSupportInternationalMailboxes');
     }
+    queue.suspects = passed;
     const perTransaction = this.options.maxRecipientsPerTransaction;
     // A round as large as the exchanger's pace allows; until that pace is known, one transaction's worth, so that a
     // slow exchanger holds no more than that on one session while its pace shows.
     const size = this.roundSize(queue.address);
-    let room = size ?? this.fullRound;
-    // Probes count against a slow exchanger's round (each is one more RCPT to wait for); a full round takes them all.
+    // A provider's rate may allow fewer RCPTs than that now.
+    let room = Math.min(size ?? this.fullRound, allowance);
+    // Probes count against a slow or rate-limited round (each is one more RCPT); a full round takes them all.
     const slow = room < this.fullRound;
     const later: CatchAllCheck[] = [];
     for (const check of queue.checks) {
-      if (check.fresh || (slow && room === 0)) later.push(check);
+      if (check.fresh || !askable(check) || (slow && room === 0)) later.push(check);
       else {
         transactions.push({ kind: 'probe', check });
         if (slow) room--;
@@ -633,7 +816,7 @@ export class SmtpProber {
     }
     queue.checks = later;
 
-    const taken = size === null ? takeByPriority(queue, perTransaction, true) : takeByPriority(queue, room);
+    const taken = size === null ? takeByPriority(queue, Math.min(perTransaction, room), askable, true) : takeByPriority(queue, room, askable);
     const smtputf8 = session.extensions.has('SMTPUTF8');
     const byDomain = new Map<string, { ascii: Pending[]; international: Pending[] }>();
     queue.priority = highestPriority(queue);
@@ -666,7 +849,7 @@ export class SmtpProber {
    * to be in step (see the header); a timeout, a 421 or a drop ends the reading where it happened, and the later
    * transactions get what that tells.
    */
-  private async runRound(queue: RouteQueue, round: Round): Promise<void> {
+  private async runRound(queue: RouteQueue, round: Round, proberReplied: { value: boolean }): Promise<void> {
     const { session } = round;
     const issued = round.transactions.map((tx) => this.issue(round, tx));
     const outcome = new RoundOutcome();
@@ -688,7 +871,11 @@ export class SmtpProber {
         if (session.failure?.code === 'EPROTOCOL') return this.voidRound(queue, round);
       }
       if (stop === 'bug') session.close();
-      this.apply(outcome, session);
+      if (outcome.proberReply !== null) {
+        proberReplied.value = true;
+        this.startCooling(queue, round.egress, outcome.proberReply);
+      }
+      this.apply(outcome, session, round.egress);
       this.roundEnded(queue, stop === 'dropped');
     } finally {
       await Promise.all(issued);
@@ -717,22 +904,44 @@ export class SmtpProber {
       return failed;
     }
     if (mail.code === 421) {
+      // The server is closing (RFC 5321 §3.8), about us: nobody of the transaction was asked.
+      outcome.noteProber(mail);
       outcome.rest('closing', tx);
       return 'closing';
     }
+    if (rset?.code === 421) outcome.noteProber(rset);
     const sender = classifySmtpReply('mail', mail);
     if (sender !== null) {
       // The sender was refused: the RCPTs after it say nothing about the mailboxes.
-      outcome.all(tx, sender);
+      if (isAboutProber(mail)) {
+        outcome.noteProber(mail);
+        outcome.askElsewhere(tx, sender);
+      } else {
+        outcome.all(tx, sender);
+      }
       return rset?.code === 421 ? 'closing' : failed;
     }
     for (let i = 0; i < rcpts.length; i++) {
       const reply = rcpts[i]!;
       if (reply.code === 421) {
-        // RFC 5321 §3.8: the server closes the channel; the same answer for everyone behind.
-        if (tx.kind === 'probe') outcome.probes.push([tx.check, 'ServerTemporaryUnavailable']);
-        else tx.recipients.slice(i).forEach((p) => outcome.finals.push([p, 'ServerTemporaryUnavailable']));
+        // RFC 5321 §3.8: the server closes the channel. The recipient it answered got a reply about us; those
+        // behind it were not asked.
+        outcome.noteProber(reply);
+        if (tx.kind === 'probe') {
+          outcome.proberChecks.push([tx.check, 'ServerTemporaryUnavailable']);
+        } else {
+          outcome.prober.push([tx.recipients[i]!, 'ServerTemporaryUnavailable']);
+          outcome.requeue.push(...tx.recipients.slice(i + 1));
+        }
         return 'closing';
+      }
+      if (isAboutProber(reply)) {
+        // Refused for who we are, not for the mailbox: asked again through another egress before it counts.
+        outcome.noteProber(reply);
+        const status = classifySmtpReply('rcpt', reply) ?? 'SmtpDialogError';
+        if (tx.kind === 'probe') outcome.proberChecks.push([tx.check, status]);
+        else outcome.prober.push([tx.recipients[i]!, status]);
+        continue;
       }
       if (tx.kind === 'probe') {
         outcome.probes.push([tx.check, probeVerdict(reply)]);
@@ -767,7 +976,7 @@ export class SmtpProber {
     round.session.close();
     const outcome = new RoundOutcome();
     for (const tx of round.transactions) outcome.rest('dropped', tx);
-    this.apply(outcome, null);
+    this.apply(outcome, null, round.egress);
     this.roundEnded(queue, true);
   }
 
@@ -781,8 +990,12 @@ export class SmtpProber {
     for (const p of queue.suspects.splice(0)) this.settle(p, 'SmtpDialogError');
   }
 
-  private apply(outcome: RoundOutcome, session: SmtpSession | null): void {
+  private apply(outcome: RoundOutcome, session: SmtpSession | null, egress: Egress): void {
     for (const [p, status] of outcome.finals) this.settle(p, status);
+    for (const [p, status] of outcome.prober) this.askElsewhere(p, egress, status);
+    for (const [check, status] of outcome.proberChecks) this.askCheckElsewhere(check, egress, status);
+    for (const p of outcome.requeue) this.enqueue(p);
+    for (const check of outcome.requeueChecks) this.enqueueCheck(check);
     for (const p of outcome.suspects) this.retrySuspect(p);
     for (const p of outcome.alone) {
       p.alone = true;
@@ -793,6 +1006,51 @@ export class SmtpProber {
     // A greylisting server (RFC 6647) will refuse the probe's first attempt too: ask it now, so that its wait runs
     // alongside the recipients' and the next pass can get a verdict.
     for (const p of outcome.greylisted) this.check(p.routes[p.routeIndex]!, p.request.domain);
+  }
+
+  /**
+   * A reply about the prober came through `egress` (a cooling has started): the recipient is asked again through
+   * another egress its provider allows, at most once per egress in this pass; with none left, the reply's status is
+   * its result.
+   */
+  private askElsewhere(p: Pending, egress: Egress, status: StatusCode): void {
+    if (p.settled) return;
+    (p.asked ??= new Set()).add(egress.id);
+    p.proberStatus = status;
+    const asked = p.asked;
+    if (this.providerOf(p.routes[p.routeIndex]!).egresses.every((id) => asked.has(id))) return this.settle(p, status);
+    this.enqueue(p);
+  }
+
+  /** The same for a catch-all probe: asked again through another egress, or its waiters get the status. */
+  private askCheckElsewhere(check: CatchAllCheck, egress: Egress, status: StatusCode): void {
+    (check.asked ??= new Set()).add(egress.id);
+    check.proberStatus = status;
+    const asked = check.asked;
+    if (this.providerOf(check.route).egresses.every((id) => asked.has(id))) return this.answerCheck(check, status);
+    this.enqueueCheck(check);
+  }
+
+  private providerOf(route: Route): Provider {
+    return this.queues.get(route.address)?.provider ?? this.providers.of(route.exchanger.host === '' ? route.address : route.exchanger.host);
+  }
+
+  /** A reply about the prober: its egress × provider cools (once: a cooling under way is not extended). */
+  private startCooling(queue: RouteQueue, egress: Egress, reply: SmtpReply): void {
+    const started = this.cooling.start(egress.id, queue.provider.id);
+    if (started === null) return;
+    const enhancedCode = enhancedCodeOf(reply.code, reply.text) ?? undefined;
+    const event: EgressCoolingEvent = {
+      egress: egress.id,
+      provider: queue.provider.id,
+      reply: { code: reply.code, ...(enhancedCode !== undefined && { enhancedCode }), text: reply.text.slice(0, MAX_EVIDENCE_TEXT) },
+      cooldownMs: started.cooldownMs,
+    };
+    if (this.options.onCooling !== undefined) this.options.onCooling(event);
+    else {
+      const text = event.reply.text.replace(/\s+/gu, ' ');
+      process.emitWarning(`egress ${event.egress} cools for ${Math.round(event.cooldownMs / 1000)} s with provider ${event.provider}: ${reply.code} ${text}`, { code: 'MAILVERIFY_EGRESS_COOLING' });
+    }
   }
 
   /** A suspect is tried again alone, once; then SmtpDialogError. */
@@ -869,7 +1127,7 @@ export class SmtpProber {
         local = randomLocalPart();
         this.probeLocalParts.set(key, local);
       }
-      check = { key, route, probeAddress: `${local}@${domain}`, waiters: [], retries: 0, fresh: false };
+      check = { key, route, probeAddress: `${local}@${domain}`, waiters: [], retries: 0, fresh: false, asked: null, proberStatus: null };
       this.checks.set(key, check);
       this.enqueueCheck(check);
     }
@@ -918,6 +1176,23 @@ class RoundOutcome {
   readonly probes: [CatchAllCheck, ProbeOutcome][] = [];
   /** Refused for now (greylisting, RFC 6647): the probe is asked early. */
   readonly greylisted: Pending[] = [];
+  /** The first reply about the prober (it starts a cooling), and the work that got one, with its status. */
+  proberReply: SmtpReply | null = null;
+  readonly prober: [Pending, StatusCode][] = [];
+  readonly proberChecks: [CatchAllCheck, StatusCode][] = [];
+  /** Not asked, because the server closed (421) before them: back in the queue. */
+  readonly requeue: Pending[] = [];
+  readonly requeueChecks: CatchAllCheck[] = [];
+
+  noteProber(reply: SmtpReply): void {
+    this.proberReply ??= reply;
+  }
+
+  /** Every recipient of a transaction (the probe, for a probe) got a reply about the prober with this status. */
+  askElsewhere(tx: Transaction, status: StatusCode): void {
+    if (tx.kind === 'probe') this.proberChecks.push([tx.check, status]);
+    else tx.recipients.forEach((p) => this.prober.push([p, status]));
+  }
 
   /** The same status for every recipient of a transaction (the probe's waiters, for a probe). */
   all(tx: Transaction, status: StatusCode): void {
@@ -929,7 +1204,10 @@ class RoundOutcome {
   rest(next: Next, tx: Transaction): void {
     if (next === 'next' || next === 'void') return;
     if (next === 'timeout') this.all(tx, tx.kind === 'probe' ? 'CatchAllValidationTimeout' : 'MailboxValidationTimeout');
-    else if (next === 'closing') this.all(tx, 'ServerTemporaryUnavailable');
+    else if (next === 'closing') {
+      if (tx.kind === 'probe') this.requeueChecks.push(tx.check);
+      else this.requeue.push(...tx.recipients);
+    }
     else if (next === 'bug') this.all(tx, 'UnhandledException');
     else if (tx.kind === 'probe') this.probes.push([tx.check, 'retry']);
     else this.suspects.push(...tx.recipients);
@@ -1028,8 +1306,11 @@ function highestPriority(queue: RouteQueue): number {
  * and otherwise in arrival order; with `oneDomain`, only of the first one's domain. Withdrawn ones are dropped on the
  * way (they were answered by `withdraw`).
  */
-function takeByPriority(queue: RouteQueue, limit: number, oneDomain = false): Pending[] {
-  const live = queue.recipients.filter((p) => !p.settled);
+function takeByPriority(queue: RouteQueue, limit: number, askable: (p: Pending) => boolean, oneDomain = false): Pending[] {
+  // Those this session may not ask stay in the queue, in their order.
+  const live: Pending[] = [];
+  const kept: Pending[] = [];
+  for (const p of queue.recipients) if (!p.settled) (askable(p) ? live : kept).push(p);
   const first = live[0]?.request.owner.priority;
   if (live.some((p) => p.request.owner.priority !== first)) {
     const now = performance.now();
@@ -1038,14 +1319,14 @@ function takeByPriority(queue: RouteQueue, limit: number, oneDomain = false): Pe
     live.sort((a, b) => effective(b) - effective(a));
   }
   if (!oneDomain || live.length === 0) {
-    queue.recipients = live.slice(limit);
+    queue.recipients = kept.length === 0 ? live.slice(limit) : [...live.slice(limit), ...kept];
     return live.slice(0, limit);
   }
   const domain = live[0]!.request.domain;
   const taken: Pending[] = [];
   const left: Pending[] = [];
   for (const p of live) (taken.length < limit && p.request.domain === domain ? taken : left).push(p);
-  queue.recipients = left;
+  queue.recipients = kept.length === 0 ? left : [...left, ...kept];
   return taken;
 }
 
@@ -1062,7 +1343,7 @@ function openFailure(error: unknown): OpenFailure {
     case 'EREPLY': {
       const phase = error.phase === 'greeting' ? 'greeting' : 'ehlo';
       const status = error.reply === undefined ? null : classifySmtpReply(phase, error.reply);
-      return { failed: status ?? 'SmtpDialogError', fromReply: true };
+      return { failed: status ?? 'SmtpDialogError', fromReply: true, ...(error.reply !== undefined && { reply: error.reply }) };
     }
     case 'EPROTOCOL':
       return { failed: 'SmtpDialogError', fromReply: true };
@@ -1096,4 +1377,23 @@ export function randomLocalPart(): string {
   let local = '';
   for (const byte of randomBytes(20)) local += alphabet[byte & 31];
   return local;
+}
+
+/** A provider's rates, or null when it has none. */
+function rateLimitsOf(provider: Provider): RateLimits | null {
+  if (provider.recipientsPerMinute === undefined && provider.recipientsPerDay === undefined) return null;
+  return { perMinute: provider.recipientsPerMinute, perDay: provider.recipientsPerDay };
+}
+
+/** Whether the queue holds work that may be asked through this egress (not already refused for us through it). */
+function hasWorkFor(queue: RouteQueue, egress: string): boolean {
+  const askable = (work: { asked: Set<string> | null }) => work.asked === null || !work.asked.has(egress);
+  return queue.recipients.some(askable) || queue.suspects.some(askable) || queue.checks.some(askable);
+}
+
+/** The RCPTs a round carries. */
+function rcptsOf(round: Round): number {
+  let count = 0;
+  for (const tx of round.transactions) count += txSize(tx);
+  return count;
 }

@@ -40,7 +40,7 @@ interface Waiter {
   readonly key: string;
   readonly priority: () => number;
   readonly choice: EgressChoice;
-  readonly grant: (slot: Slot) => void;
+  readonly grant: (slot: Slot | null) => void;
 }
 
 /** Without egresses of its own, the slots have the one implicit egress, as the verifier does. */
@@ -67,9 +67,10 @@ export class ConnectionSlots {
 
   /**
    * A slot for the exchanger address `key`, when the caps allow and one of the waiter's egresses has room;
-   * `priority` and `choice.usable` are read whenever slots are handed out.
+   * `priority` and `choice.usable` are read whenever slots are handed out. Null when `choice.usable` names no egress
+   * at all: nothing may go out for that work now (its egresses cool), and waiting for a slot would not change it.
    */
-  acquire(key: string, priority: () => number = () => 0, choice: EgressChoice = {}): Promise<Slot> {
+  acquire(key: string, priority: () => number = () => 0, choice: EgressChoice = {}): Promise<Slot | null> {
     return new Promise((grant) => {
       this.waiters.push({ key, priority, choice, grant });
       this.serveWaiters();
@@ -113,7 +114,13 @@ export class ConnectionSlots {
         const priority = waiter.priority();
         // Strictly higher: among equals the earliest waiter keeps its turn.
         if (priority <= bestPriority) continue;
-        const egress = this.freestEgress(waiter.choice);
+        const usable = waiter.choice.usable?.() ?? this.egressIds;
+        if (usable.length === 0) {
+          this.waiters.splice(i--, 1);
+          waiter.grant(null);
+          continue;
+        }
+        const egress = this.freestEgress(waiter.choice, usable);
         if (egress === null) continue;
         best = i;
         bestPriority = priority;
@@ -131,8 +138,7 @@ export class ConnectionSlots {
   }
 
   /** The usable egress with room and the fewest open connections; the first given among equals. Null: none has room. */
-  private freestEgress(choice: EgressChoice): string | null {
-    const usable = choice.usable?.() ?? this.egressIds;
+  private freestEgress(choice: EgressChoice, usable: readonly string[]): string | null {
     let freest: string | null = null;
     let fewest = Infinity;
     for (const egress of this.egresses) {

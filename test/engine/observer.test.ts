@@ -3,7 +3,7 @@
 // no result.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { combineObservers, createVerifier, type Entry, type VerifierObserver } from '../../src/index.js';
-import type { DnsQueryEvent, ExchangerSkippedEvent, SmtpReplyEvent, SmtpSessionEvent, VerdictEvent } from '../../src/index.js';
+import type { DnsQueryEvent, EgressCoolingEvent, ExchangerSkippedEvent, SmtpReplyEvent, SmtpSessionEvent, VerdictEvent } from '../../src/index.js';
 import { unreachableDnsServer } from '../lab/closed-port.js';
 import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
@@ -33,6 +33,7 @@ function recorder() {
     smtpSession: [] as SmtpSessionEvent[],
     smtpReply: [] as SmtpReplyEvent[],
     verdict: [] as VerdictEvent[],
+    egressCooling: [] as EgressCoolingEvent[],
   };
   const observer: Required<VerifierObserver> = {
     dnsQuery: (event) => events.dnsQuery.push(event),
@@ -40,6 +41,7 @@ function recorder() {
     smtpSession: (event) => events.smtpSession.push(event),
     smtpReply: (event) => events.smtpReply.push(event),
     verdict: (event) => events.verdict.push(event),
+    egressCooling: (event) => events.egressCooling.push(event),
   };
   return { events, observer };
 }

@@ -1,6 +1,7 @@
 // The batch planner (decisions.md §12) through the public createVerifier, against the mail lab: grouping by
 // exchanger, passes per batch, abort, priority, progress, one result per input under faults, and batch verdicts
 // equal to verify().
+import type { EgressCoolingEvent } from '../../src/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNodemailerTransport, createVerifier, type BatchProgress, type Entry, type SmtpTransport, type VerifierOptions, type VerifyManyOptions } from '../../src/index.js';
 import { expectNoLeak } from '../lab/leaks.js';
@@ -139,16 +140,22 @@ describe('grouping by mail exchanger', () => {
     expect(open).toBe(0);
   });
 
-  it('an exchanger that refuses a connection beyond its first (421) is served by the one it accepted', async () => {
+  it('an exchanger that refuses a connection beyond its first (421): the pair cools, no verdict is taken from it', async () => {
     lab.reset();
-    // More than one round of work: the exchanger is asked for more sessions, and refuses them.
+    // More than one round of work: the exchanger is asked for more sessions, and refuses them with 421, a reply about
+    // the prober. The session it accepted ends after its current round; with no wait for the cooling allowed, the work
+    // left is deferred (ServerTemporaryUnavailable), never given a mailbox verdict it did not get. (The refusals come
+    // before the accepted session's first round here, so that one ends at once: every entry is deferred.)
     const addresses = Array.from({ length: 250 }, (_, i) => `${['alice', 'bob', `n${i}`][i % 3]}@onlyone-plan.com`);
-    const entries = byIndex(await batch(addresses));
-    expect(entries.map((e) => e.status)).toEqual(addresses.map((a) => (a.startsWith('n') ? 'MailboxDoesNotExist' : 'Success')));
-    const stats = lab.stats('onlyone');
-    expect(stats.transactions).toBe(Math.ceil(250 / 10) + 1);
-    // One connection served everything; the refused ones were not asked again and again.
-    expect(stats.connections).toBeLessThanOrEqual(3);
+    const coolings: EgressCoolingEvent[] = [];
+    const entries = byIndex(await batch(addresses, { smtp: { maxCoolingWaitMs: 0 }, observer: { egressCooling: (event) => coolings.push(event) } }));
+    expect(entries).toHaveLength(addresses.length);
+    const answered = entries.filter((e) => e.status !== 'ServerTemporaryUnavailable');
+    for (const entry of answered) expect(entry.status).toBe(entry.inputData.startsWith('n') ? 'MailboxDoesNotExist' : 'Success');
+    expect(coolings).toEqual([
+      { egress: 'default', provider: lab.hostOf('onlyone'), reply: { code: 421, enhancedCode: '4.7.0', text: expect.stringMatching(/too many connections/iu) as string }, cooldownMs: 60_000 },
+    ]);
+    expect(lab.stats('onlyone').connections).toBeLessThanOrEqual(3);
   });
 });
 

@@ -4,12 +4,19 @@ import { ConnectionSlots, type Slot } from '../../src/smtp/slots.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A slot that must be given (the waiter has a usable egress). */
+async function acquire(slots: ConnectionSlots, ...args: Parameters<ConnectionSlots['acquire']>): Promise<Slot> {
+  const slot = await slots.acquire(...args);
+  if (slot === null) throw new Error('no slot was given');
+  return slot;
+}
+
 describe('ConnectionSlots', () => {
   it('keeps to the per-exchanger cap and serves waiters in order', async () => {
     const slots = new ConnectionSlots({ maxConnections: 10, maxConnectionsPerExchanger: 2 });
     const granted: string[] = [];
     const held: Slot[] = [];
-    for (const name of ['a', 'b', 'c']) void slots.acquire('mx1').then((slot) => (granted.push(name), held.push(slot)));
+    for (const name of ['a', 'b', 'c']) void acquire(slots, 'mx1').then((slot) => (granted.push(name), held.push(slot)));
     await tick();
     expect(granted).toEqual(['a', 'b']);
     expect(slots.openConnections).toBe(2);
@@ -25,7 +32,7 @@ describe('ConnectionSlots', () => {
     const granted: string[] = [];
     const held = new Map<string, Slot>();
     for (const [name, key] of [['first', 'mx1'], ['second', 'mx1'], ['third', 'mx2'], ['fourth', 'mx3']] as const) {
-      void slots.acquire(key).then((slot) => (granted.push(name), held.set(name, slot)));
+      void acquire(slots, key).then((slot) => (granted.push(name), held.set(name, slot)));
     }
     await tick();
     expect(granted).toEqual(['first', 'third']);
@@ -37,11 +44,11 @@ describe('ConnectionSlots', () => {
 
   it('hands a free slot to the highest priority, read when the slot frees, then to the earliest', async () => {
     const slots = new ConnectionSlots({ maxConnections: 1, maxConnectionsPerExchanger: 1 });
-    const first = await slots.acquire('mx0');
+    const first = await acquire(slots, 'mx0');
     const granted: string[] = [];
     const priorities = new Map([['low', 10], ['high', 200], ['mid', 127], ['mid-later', 127]]);
     for (const name of priorities.keys()) {
-      void slots.acquire(`mx-${name}`, () => priorities.get(name)!).then((slot) => (granted.push(name), slot.release()));
+      void acquire(slots, `mx-${name}`, () => priorities.get(name)!).then((slot) => (granted.push(name), slot.release()));
     }
     priorities.set('low', 255); // the work behind a waiter changed while it waited
     first.release();
@@ -51,8 +58,8 @@ describe('ConnectionSlots', () => {
 
   it('releases once, and idle() waits for the last connection', async () => {
     const slots = new ConnectionSlots({ maxConnections: 2, maxConnectionsPerExchanger: 2 });
-    const a = await slots.acquire('mx1');
-    const b = await slots.acquire('mx1');
+    const a = await acquire(slots, 'mx1');
+    const b = await acquire(slots, 'mx1');
     let idle = false;
     void slots.idle().then(() => (idle = true));
     a.release();
@@ -73,33 +80,37 @@ describe('ConnectionSlots', () => {
       { id: 'c', maxConnections: 5 },
     ]);
     const taken: Slot[] = [];
-    for (let i = 0; i < 4; i++) taken.push(await slots.acquire(`mx${i}`));
+    for (let i = 0; i < 4; i++) taken.push(await acquire(slots, `mx${i}`));
     expect(taken.map((slot) => slot.egress)).toEqual(['a', 'b', 'c', 'a']);
     // 'a' is at its cap of 2: the next goes by the freest of the others.
-    taken.push(await slots.acquire('mx4'));
+    taken.push(await acquire(slots, 'mx4'));
     expect(taken[4]!.egress).toBe('b');
     expect([slots.openThrough('a'), slots.openThrough('b'), slots.openThrough('c')]).toEqual([2, 2, 1]);
     taken[0]!.release();
-    expect((await slots.acquire('mx5')).egress).toBe('a');
+    expect((await acquire(slots, 'mx5')).egress).toBe('a');
   });
 
-  it('passes over a waiter none of whose usable egresses has room, and serves it when woken', async () => {
+  it('passes over a waiter whose usable egresses are full, serves it when woken, and gives null when none is usable', async () => {
     const slots = new ConnectionSlots({ maxConnections: 10, maxConnectionsPerExchanger: 10 }, [
-      { id: 'a', maxConnections: 10 },
+      { id: 'a', maxConnections: 1 },
       { id: 'b', maxConnections: 10 },
     ]);
-    let usable: string[] = [];
+    const held = await acquire(slots, 'mx0', () => 0, { usable: () => ['a'] });
+    let usable = ['a'];
     const granted: string[] = [];
-    void slots.acquire('mx1', () => 200, { usable: () => usable }).then((slot) => granted.push(`first:${slot.egress}`));
-    void slots.acquire('mx2', () => 0, { usable: () => ['b'] }).then((slot) => granted.push(`second:${slot.egress}`));
+    void acquire(slots, 'mx1', () => 200, { usable: () => usable }).then((slot) => granted.push(`first:${slot.egress}`));
+    void acquire(slots, 'mx2', () => 0, { usable: () => ['b'] }).then((slot) => granted.push(`second:${slot.egress}`));
     await tick();
     expect(granted).toEqual(['second:b']);
-    usable = ['a'];
+    usable = ['b'];
     await tick();
     expect(granted).toEqual(['second:b']);
     slots.wake();
     await tick();
-    expect(granted).toEqual(['second:b', 'first:a']);
+    expect(granted).toEqual(['second:b', 'first:b']);
+    expect(await slots.acquire('mx3', () => 0, { usable: () => [] })).toBeNull();
+    expect(slots.waiting).toBe(0);
+    held.release();
   });
 
   it('caps the connections of one group (a provider) per egress', async () => {
@@ -108,13 +119,13 @@ describe('ConnectionSlots', () => {
       { id: 'b', maxConnections: 10 },
     ]);
     const group = { id: 'google', maxPerEgress: 1 };
-    const first = await slots.acquire('mx1', () => 0, { group });
-    const second = await slots.acquire('mx2', () => 0, { group });
+    const first = await acquire(slots, 'mx1', () => 0, { group });
+    const second = await acquire(slots, 'mx2', () => 0, { group });
     expect([first.egress, second.egress]).toEqual(['a', 'b']);
     let third: Slot | null = null;
-    void slots.acquire('mx3', () => 0, { group }).then((slot) => (third = slot));
+    void acquire(slots, 'mx3', () => 0, { group }).then((slot) => (third = slot));
     // Another provider is not held up by this one's cap.
-    expect((await slots.acquire('mx4', () => 0, { group: { id: 'other', maxPerEgress: 1 } })).egress).toBe('a');
+    expect((await acquire(slots, 'mx4', () => 0, { group: { id: 'other', maxPerEgress: 1 } })).egress).toBe('a');
     await tick();
     expect(third).toBeNull();
     second.release();

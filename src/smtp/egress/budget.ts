@@ -1,0 +1,113 @@
+/**
+ * Recipient budgets per egress × provider: RCPT commands (real recipients and catch-all probes) in any 60 s and in any
+ * 24 h, as a provider profile's `recipientsPerMinute` and `recipientsPerDay` allow. A session takes a grant before
+ * each round and gives back what the round did not use. The in-process ledger is here; a cluster's is shared through
+ * Redis (src/cluster/budget.ts), behind the same interface.
+ */
+
+export interface RateLimits {
+  readonly perMinute?: number;
+  readonly perDay?: number;
+}
+
+export interface Grant {
+  /** Recipients the round may carry now (0 to `wanted`). */
+  readonly granted: number;
+  /** With nothing granted: the wait until the minute's window lets one more through (0 when the day is spent). */
+  readonly retryInMs: number;
+  /** The day's budget is spent: this egress takes no more of the provider's recipients for now. */
+  readonly daySpent: boolean;
+}
+
+export interface RecipientLedger {
+  /** Up to `wanted` recipients for the pair now, recorded as sent. */
+  take(egress: string, provider: string, wanted: number, limits: RateLimits): Promise<Grant>;
+  /** `count` recipients of the last grant that were not sent after all. */
+  giveBack(egress: string, provider: string, count: number, limits: RateLimits): Promise<void>;
+  /** Whether the pair's daily budget is spent (read without taking). */
+  daySpent(egress: string, provider: string, limits: RateLimits): boolean;
+}
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 24 * 60 * MINUTE_MS;
+
+interface PairLedger {
+  /** The time of each RCPT in the last 60 s, oldest first (at most `perMinute`). */
+  minute: number[];
+  /** RCPTs of the last 24 h in buckets of one minute: [bucket start, count], oldest first. */
+  day: [number, number][];
+  dayTotal: number;
+}
+
+/** The ledger of one process. `now` is injectable for tests (`performance.now()`'s clock otherwise). */
+export class LocalRecipientLedger implements RecipientLedger {
+  private readonly pairs = new Map<string, PairLedger>();
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  take(egress: string, provider: string, wanted: number, limits: RateLimits): Promise<Grant> {
+    return Promise.resolve(this.takeNow(egress, provider, wanted, limits));
+  }
+
+  takeNow(egress: string, provider: string, wanted: number, limits: RateLimits): Grant {
+    if (limits.perMinute === undefined && limits.perDay === undefined) return { granted: wanted, retryInMs: 0, daySpent: false };
+    const now = this.now();
+    const pair = this.pair(egress, provider, now);
+    const dayLeft = limits.perDay === undefined ? Infinity : limits.perDay - pair.dayTotal;
+    if (dayLeft <= 0) return { granted: 0, retryInMs: 0, daySpent: true };
+    const minuteLeft = limits.perMinute === undefined ? Infinity : limits.perMinute - pair.minute.length;
+    const granted = Math.max(0, Math.min(wanted, dayLeft, minuteLeft));
+    if (granted === 0) return { granted: 0, retryInMs: Math.max(1, pair.minute[0]! + MINUTE_MS - now), daySpent: false };
+    if (limits.perMinute !== undefined) for (let i = 0; i < granted; i++) pair.minute.push(now);
+    const bucket = now - (now % MINUTE_MS);
+    const last = pair.day.at(-1);
+    if (last !== undefined && last[0] === bucket) last[1] += granted;
+    else pair.day.push([bucket, granted]);
+    pair.dayTotal += granted;
+    return { granted, retryInMs: 0, daySpent: false };
+  }
+
+  giveBack(egress: string, provider: string, count: number, limits: RateLimits): Promise<void> {
+    if (count <= 0 || (limits.perMinute === undefined && limits.perDay === undefined)) return Promise.resolve();
+    const pair = this.pairs.get(key(egress, provider));
+    if (pair === undefined) return Promise.resolve();
+    if (limits.perMinute !== undefined) pair.minute.splice(Math.max(0, pair.minute.length - count));
+    let left = count;
+    while (left > 0 && pair.day.length > 0) {
+      const last = pair.day.at(-1)!;
+      const taken = Math.min(left, last[1]);
+      last[1] -= taken;
+      left -= taken;
+      pair.dayTotal -= taken;
+      if (last[1] === 0) pair.day.pop();
+    }
+    return Promise.resolve();
+  }
+
+  daySpent(egress: string, provider: string, limits: RateLimits): boolean {
+    if (limits.perDay === undefined) return false;
+    const pair = this.pairs.get(key(egress, provider));
+    if (pair === undefined) return false;
+    this.expire(pair, this.now());
+    return pair.dayTotal >= limits.perDay;
+  }
+
+  private pair(egress: string, provider: string, now: number): PairLedger {
+    const name = key(egress, provider);
+    let pair = this.pairs.get(name);
+    if (pair === undefined) this.pairs.set(name, (pair = { minute: [], day: [], dayTotal: 0 }));
+    this.expire(pair, now);
+    return pair;
+  }
+
+  private expire(pair: PairLedger, now: number): void {
+    let drop = 0;
+    while (drop < pair.minute.length && pair.minute[drop]! <= now - MINUTE_MS) drop++;
+    if (drop > 0) pair.minute.splice(0, drop);
+    while (pair.day.length > 0 && pair.day[0]![0] + MINUTE_MS <= now - DAY_MS) pair.dayTotal -= pair.day.shift()![1];
+  }
+}
+
+function key(egress: string, provider: string): string {
+  return `${egress} ${provider}`;
+}
