@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { checkEgresses, DEFAULT_EGRESS_ID, parseSocksUrl, type SmtpEgress } from '../smtp/egress/egresses.js';
+import { checkProviderProfiles, type ProviderProfile } from '../smtp/egress/providers.js';
 
 /**
  * An egress option that cannot be used. The message is the reason alone, for the caller to put after the option's
@@ -57,14 +58,30 @@ export function egressList(value: unknown, name = ''): SmtpEgress[] {
 
 /** A file holding a JSON array of egresses (`--smtp-egress-file`). */
 export function egressFile(file: string): SmtpEgress[] {
-  let value: unknown;
+  return egressList(readJson(file), file);
+}
+
+/** Provider profiles given as JSON (the config key `smtpProviders`, a file's content), checked as the engine checks them. */
+export function providerList(value: unknown, name = ''): ProviderProfile[] {
   try {
-    value = JSON.parse(readFileSync(file, 'utf8'));
+    return checkProviderProfiles(value, name);
+  } catch (error) {
+    throw new EgressOptionError((error as Error).message);
+  }
+}
+
+/** A file holding a JSON array of provider profiles (`--smtp-providers-file`). */
+export function providersFile(file: string): ProviderProfile[] {
+  return providerList(readJson(file), file);
+}
+
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
     const reason = error instanceof SyntaxError ? `is not JSON: ${error.message}` : `cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
     throw new EgressOptionError(`${file} ${reason}`);
   }
-  return egressList(value, file);
 }
 
 /** The four flags' values, as `check` and `doctor` parse them. */

@@ -7,7 +7,7 @@ import type { Checks, VerifierOptions, Quality } from '../engine/verifier.js';
 import type { SyntaxOptions } from '../syntax/policy.js';
 import { checkOverrideRules, type OverrideRule } from '../engine/overrides.js';
 import { readFileSync } from 'node:fs';
-import { EGRESS_FLAGS, egressOfFlags, type EgressFlagValues } from './egress-options.js';
+import { EGRESS_FLAGS, EgressOptionError, egressOfFlags, providersFile, type EgressFlagValues } from './egress-options.js';
 
 export class UsageError extends Error {}
 
@@ -36,6 +36,7 @@ export const ENGINE_FLAGS = {
   'no-provider-rules': { type: 'boolean', default: false },
   overrides: { type: 'string' },
   ...EGRESS_FLAGS,
+  'smtp-providers-file': { type: 'string' },
 } as const;
 
 /**
@@ -59,6 +60,7 @@ const NETWORK_FLAG_LEVELS: Readonly<Record<string, Exclude<Checks, 'syntax'>>> =
   'smtp-proxy-file': 'smtp',
   'smtp-local-address': 'smtp',
   'smtp-egress-file': 'smtp',
+  'smtp-providers-file': 'smtp',
 };
 
 const LEVEL_ORDER: readonly Checks[] = ['syntax', 'dns', 'smtp'];
@@ -101,6 +103,7 @@ export interface EngineFlagValues extends EgressFlagValues {
   refuse?: string[];
   'no-provider-rules'?: boolean;
   overrides?: string;
+  'smtp-providers-file'?: string;
 }
 
 /** The verifier's options that the engine flags set (absent flags leave the engine's defaults). */
@@ -140,6 +143,7 @@ export function engineOptionsOf(values: EngineFlagValues): VerifierOptions {
       port: smtpPort,
       maxConnections: wholeNumber(values['max-connections'], '--max-connections', 1),
       egress: usage(() => egressOfFlags(values)),
+      providers: usage(() => providersOfFlag(values['smtp-providers-file'])),
     },
     ...(values.overrides !== undefined && { overrides: overrideRulesOf(values.overrides) }),
   };
@@ -165,4 +169,15 @@ export function wholeNumber(text: string | undefined, flag: string, min: number)
     throw new UsageError(`${flag} must be a whole number${min > 0 ? ` from ${min}` : ''}, got ${text}`);
   }
   return value;
+}
+
+/** `--smtp-providers-file FILE`: a JSON array of provider profiles, or undefined without the flag. */
+function providersOfFlag(file: string | undefined) {
+  if (file === undefined) return undefined;
+  try {
+    return providersFile(file);
+  } catch (error) {
+    if (error instanceof EgressOptionError) throw new EgressOptionError(`--smtp-providers-file: ${error.message}`);
+    throw error;
+  }
 }

@@ -56,6 +56,10 @@ Options:
   --smtp-egress-file FILE several ways out: a JSON array of egresses {"id", "localAddress" or "proxy",
                           "heloName", "mailFrom", "maxConnections"}; a connection takes the one with the
                           fewest open connections (docs/egress.md)
+  --smtp-providers-file FILE
+                          provider profiles tried before the built-in ones: a JSON array of {"id",
+                          "match": [host patterns], "egress", "maxConnectionsPerEgress",
+                          "recipientsPerMinute", "recipientsPerDay"} (docs/egress.md#provider-profiles)
   --quality LEVEL         Standard (default), High or Extreme: passes over transient results, timeouts
   --passes N              passes over transient results, instead of the quality level's (1, 3, 9)
   --pass-delay MS         the wait between two passes (default 300000, 5 minutes)

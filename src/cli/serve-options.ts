@@ -47,7 +47,8 @@ import {
 } from '../server/defaults.js';
 import { MAX_RETENTION_MS, MIN_RETENTION_MS } from '../server/submission.js';
 import { REFUSABLE, UsageError } from './engine-flags.js';
-import { EgressOptionError, egressFile, egressList, localAddressEgress, proxyEgress, proxyUrlFromFile } from './egress-options.js';
+import { EgressOptionError, egressFile, egressList, localAddressEgress, providerList, providersFile, proxyEgress, proxyUrlFromFile } from './egress-options.js';
+import type { ProviderProfile } from '../smtp/egress/providers.js';
 import type { SmtpEgress } from '../smtp/egress/egresses.js';
 import { parseFlags } from './flags.js';
 import { DEFAULT_UNIT_PRICES, MAX_CREDITS, toMicro } from '../accounts/credits.js';
@@ -373,6 +374,27 @@ const egresses: Kind<SmtpEgress[]> = {
   show: (list) => list.map((egress) => egress.id).join(', '),
 };
 
+/** Provider profiles: a JSON file of them (`file`; a path in the config file too), or the array itself (config file). */
+function providersKind(file: boolean): Kind<ProviderProfile[]> {
+  const read = (get: () => ProviderProfile[]): ProviderProfile[] => {
+    try {
+      return get();
+    } catch (error) {
+      if (error instanceof EgressOptionError) throw new BadValue(error.message.startsWith('[') ? error.message : `: ${error.message}`, undefined, true);
+      throw error;
+    }
+  };
+  return {
+    expected: file ? 'a JSON file of an array of provider profiles' : 'an array of provider profiles { id, match, egress, maxConnectionsPerEgress, recipientsPerMinute, recipientsPerDay } (config file only)',
+    fromText: file ? (path) => read(() => providersFile(path)) : noText,
+    fromJson: (value, base) => {
+      if (!file) return read(() => providerList(value));
+      return typeof value === 'string' && value !== '' ? read(() => providersFile(resolve(base, value))) : fail();
+    },
+    show: (profiles) => profiles.map((profile) => profile.id).join(', '),
+  };
+}
+
 /** Custom quality levels (JSON only), checked as createServer checks them; a bad one names its item and field. */
 const qualityLevels: Kind<CustomQualityLevel[]> = {
   expected: 'an array of quality levels { id, displayName, passes, passDelay, connectTimeout, commandTimeout, unitPrice }',
@@ -574,6 +596,8 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { flag: 'smtp-proxy-file', placeholder: 'FILE', env: 'MAILVERIFY_SMTP_PROXY_FILE', key: 'smtpProxyFile', kind: socksProxyFile, secret: true, description: 'a file holding that URL, so that its password is in no process list nor environment', section: 'Verification', target: 'server.verifier.smtp.egress' },
   { flag: 'smtp-local-address', placeholder: 'ADDRESS', env: 'MAILVERIFY_SMTP_LOCAL_ADDRESS', key: 'smtpLocalAddress', kind: sourceAddress, description: 'SMTP probes leave from this source address of the host\'s (the one egress "default")', section: 'Verification', target: 'server.verifier.smtp.egress' },
   { flag: 'smtp-egress-file', placeholder: 'FILE', env: 'MAILVERIFY_SMTP_EGRESS_FILE', key: 'smtpEgressFile', kind: egressesFile, description: 'several ways out: a JSON array of egresses (as the key smtpEgress); each connection takes the one with the fewest open connections', section: 'Verification', target: 'server.verifier.smtp.egress' },
+  { flag: 'smtp-providers-file', placeholder: 'FILE', env: 'MAILVERIFY_SMTP_PROVIDERS_FILE', key: 'smtpProvidersFile', kind: providersKind(true), defaultText: 'the built-in PROVIDER_PROFILES only', description: 'provider profiles tried before the built-in ones: which exchangers are one provider\'s, the egresses it may use, its connections per egress and recipients per minute and per day per egress (a JSON array, as the key smtpProviders)', section: 'Verification', target: 'server.verifier.smtp.providers' },
+  { key: 'smtpProviders', kind: providersKind(false), description: 'the provider profiles in the config file: [{ "id", "match", "egress", "maxConnectionsPerEgress", "recipientsPerMinute", "recipientsPerDay" }]', section: 'Verification', target: 'server.verifier.smtp.providers' },
   { key: 'smtpEgress', kind: egresses, description: 'the egresses in the config file: [{ "id", "localAddress" or "proxy", "heloName", "mailFrom", "maxConnections", "publicAddress" }]; one of these five options at most', section: 'Verification', target: 'server.verifier.smtp.egress' },
   { flag: 'passes', placeholder: 'N', env: 'MAILVERIFY_PASSES', key: 'passes', kind: integer(1), defaultText: 'by quality: 1, 3, 9', description: 'passes over transient results', section: 'Verification', target: 'server.verifier.passes' },
   { flag: 'pass-delay', placeholder: 'MS', env: 'MAILVERIFY_PASS_DELAY', key: 'passDelay', kind: integer(0), defaultText: '300000', description: 'the wait between two passes, in milliseconds', section: 'Verification', target: 'server.verifier.passDelayMs' },

@@ -18,7 +18,7 @@ import { createVerifier, type QualityLevel, type VerifierOptions } from '../engi
 import { QUALITIES, findQuality, qualityName } from '../engine/quality.js';
 import { checkQualityLevels } from './quality-levels.js';
 import { MisconfigurationMonitor } from '../engine/misconfiguration.js';
-import { combineObservers } from '../engine/observer.js';
+import { combineObservers, type VerifierObserver } from '../engine/observer.js';
 import { backgroundDuties } from '../jobs/duties.js';
 import { realClock, type Clock } from '../jobs/clock.js';
 import { Jobs, type JobRunner } from '../jobs/jobs.js';
@@ -228,7 +228,12 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   const metrics = options.metrics === true ? new ServerMetrics(store) : undefined;
   // Setups that would give wrong results with no other sign (an unreachable DNS server...) are warned of in the log.
   const warnings = new MisconfigurationMonitor({ warn: ({ cause, message }) => app.log.warn({ cause }, `mailverify: ${message}`) });
-  const verifierOptions: VerifierOptions = { ...options.verifier, observer: combineObservers(options.verifier?.observer, warnings, metrics?.observer) };
+  // One warning per cooling (the engine warns on its own only without an egressCooling observer).
+  const cooling: VerifierObserver = {
+    egressCooling: ({ egress, provider, reply, cooldownMs }) =>
+      app.log.warn({ egress, provider, reply, cooldownMs }, `mailverify: egress ${egress} cools for ${Math.round(cooldownMs / 1000)} s with provider ${provider} after the reply ${reply.code} ${reply.text.replace(/\s+/gu, ' ')}`),
+  };
+  const verifierOptions: VerifierOptions = { ...options.verifier, observer: combineObservers(options.verifier?.observer, warnings, cooling, metrics?.observer) };
   const defaultRetentionMs = options.defaultRetentionMs ?? DEFAULT_RETENTION_MS;
   const allowPrivateAddresses = options.verifier?.allowPrivateAddresses === true;
   const log = {

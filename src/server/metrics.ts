@@ -38,6 +38,7 @@ export class ServerMetrics {
   /** Feeds the verifier's counters; combined with the server's other observers. */
   readonly observer: VerifierObserver;
   private readonly exchangers = new Set<string>();
+  private readonly providers = new Set<string>();
 
   private readonly httpRequests = this.counter('mailverify_http_requests_total', 'HTTP requests answered, by route pattern and status code.', ['method', 'route', 'status_code']);
   private readonly httpDuration = new Histogram({
@@ -167,7 +168,9 @@ export class ServerMetrics {
       buckets: SMTP_BUCKETS,
       registers: [this.registry],
     });
+    const cooling = this.counter('mailverify_egress_cooling', 'Coolings of an egress × provider after a reply about the prober (a 421, a blocklist, a rate limit).', ['egress', 'provider']);
     return {
+      egressCooling: ({ egress, provider }) => cooling.inc({ egress, provider: this.bounded(this.providers, provider) }),
       verdict: ({ status, classification }) => verdicts.inc({ status, classification }),
       dnsQuery: ({ type, outcome, durationMs }) => {
         dnsQueries.inc({ type, outcome });
@@ -187,11 +190,15 @@ export class ServerMetrics {
   /** The exchanger's registrable domain while labels remain, else "other"; an address literal is "address-literal". */
   private exchangerLabel(host: string): string {
     if (host === '') return 'address-literal';
-    const domain = getDomain(host) ?? host;
-    if (this.exchangers.has(domain)) return domain;
-    if (this.exchangers.size >= MAX_EXCHANGER_LABELS) return 'other';
-    this.exchangers.add(domain);
-    return domain;
+    return this.bounded(this.exchangers, getDomain(host) ?? host);
+  }
+
+  /** A label value kept while the set of them is under its bound, else "other" (a provider may be any exchanger). */
+  private bounded(seen: Set<string>, value: string): string {
+    if (seen.has(value)) return value;
+    if (seen.size >= MAX_EXCHANGER_LABELS) return 'other';
+    seen.add(value);
+    return value;
   }
 
   private counter<L extends string>(name: string, help: string, labelNames: L[]): Counter<L> {

@@ -567,7 +567,9 @@ export class SmtpProber {
           // The day's budget is spent here: the work goes by another egress, or is deferred, once this session ends.
           if (grant.daySpent) break;
           if (grant.granted === 0) {
-            // Over the minute's rate the work waits, here in the open session.
+            // Over the minute's rate: another egress with room takes the work (once this session ends), else it waits
+            // here in the open session.
+            if (this.usableEgresses(queue).length > 0) break;
             await new Promise((resolve) => setTimeout(resolve, grant.retryInMs));
             if (session.closed) break;
             continue;
@@ -657,28 +659,40 @@ export class SmtpProber {
     const usable: string[] = [];
     for (const id of provider.egresses) {
       if (queue.failedEgresses.has(id) || this.cooling.isCooling(id, provider.id)) continue;
-      if (limits !== null && this.ledger.daySpent(id, provider.id, limits)) continue;
+      if (limits !== null) {
+        const budget = this.ledger.peek(id, provider.id, limits);
+        if (budget.daySpent || budget.retryInMs > 0) continue;
+      }
       if (hasWorkFor(queue, id)) usable.push(id);
     }
     return usable;
   }
 
   /**
-   * No egress may take the queue's work now. When one that has work here ends its cooling within maxCoolingWaitMs,
-   * the work waits for it; otherwise it is deferred to the next pass: the status of the reply about the prober it got,
-   * or ServerTemporaryUnavailable.
+   * No egress may take the queue's work now. Over a minute's rate the work waits for the window (never failed for
+   * it); when an egress that has work here ends its cooling within maxCoolingWaitMs, it waits for that; otherwise it is
+   * deferred to the next pass: the status of the reply about the prober it got, or ServerTemporaryUnavailable.
    */
   private waitOrDefer(queue: RouteQueue): void {
     const { provider } = queue;
     const limits = rateLimitsOf(provider);
+    const now = performance.now();
     let soonest = Infinity;
+    let rateOnly = false;
     for (const id of provider.egresses) {
-      if (queue.failedEgresses.has(id) || (limits !== null && this.ledger.daySpent(id, provider.id, limits))) continue;
+      if (queue.failedEgresses.has(id) || !hasWorkFor(queue, id)) continue;
+      const budget = limits === null ? null : this.ledger.peek(id, provider.id, limits);
+      if (budget?.daySpent === true) continue;
       const until = this.cooling.coolingUntil(id, provider.id);
-      if (until !== 0 && hasWorkFor(queue, id)) soonest = Math.min(soonest, until);
+      const ready = Math.max(until, budget === null || budget.retryInMs === 0 ? 0 : now + budget.retryInMs);
+      if (ready === 0) continue;
+      if (ready < soonest) {
+        soonest = ready;
+        rateOnly = until === 0;
+      }
     }
-    const wait = soonest - performance.now();
-    if (!this.closing && wait <= this.maxCoolingWaitMs) {
+    const wait = soonest - now;
+    if (!this.closing && (rateOnly || wait <= this.maxCoolingWaitMs)) {
       queue.coolingWait ??= setTimeout(() => {
         queue.coolingWait = null;
         this.slots.wake();

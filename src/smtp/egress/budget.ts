@@ -24,8 +24,11 @@ export interface RecipientLedger {
   take(egress: string, provider: string, wanted: number, limits: RateLimits): Promise<Grant>;
   /** `count` recipients of the last grant that were not sent after all. */
   giveBack(egress: string, provider: string, count: number, limits: RateLimits): Promise<void>;
-  /** Whether the pair's daily budget is spent (read without taking). */
-  daySpent(egress: string, provider: string, limits: RateLimits): boolean;
+  /**
+   * The pair's budget as last known, read without taking: whether the day is spent, and when the minute's window has
+   * no room, the wait until it has (0 when it has room).
+   */
+  peek(egress: string, provider: string, limits: RateLimits): { readonly daySpent: boolean; readonly retryInMs: number };
 }
 
 const MINUTE_MS = 60_000;
@@ -84,12 +87,14 @@ export class LocalRecipientLedger implements RecipientLedger {
     return Promise.resolve();
   }
 
-  daySpent(egress: string, provider: string, limits: RateLimits): boolean {
-    if (limits.perDay === undefined) return false;
+  peek(egress: string, provider: string, limits: RateLimits): { readonly daySpent: boolean; readonly retryInMs: number } {
     const pair = this.pairs.get(key(egress, provider));
-    if (pair === undefined) return false;
-    this.expire(pair, this.now());
-    return pair.dayTotal >= limits.perDay;
+    if (pair === undefined) return { daySpent: false, retryInMs: 0 };
+    const now = this.now();
+    this.expire(pair, now);
+    const daySpent = limits.perDay !== undefined && pair.dayTotal >= limits.perDay;
+    const full = limits.perMinute !== undefined && pair.minute.length >= limits.perMinute;
+    return { daySpent, retryInMs: full ? Math.max(1, pair.minute[0]! + MINUTE_MS - now) : 0 };
   }
 
   private pair(egress: string, provider: string, now: number): PairLedger {

@@ -5,7 +5,7 @@
  * without such a reply in between, which brings it back to a minute. A reply while cooling does not extend it.
  */
 import { LRUCache } from 'lru-cache';
-import { enhancedCodeOf, type SmtpReply } from '../reply.js';
+import { enhancedCodeOf } from '../reply.js';
 import { firstMatchOfKind } from '../reply-patterns.js';
 
 export const FIRST_COOLDOWN_MS = 60_000;
@@ -30,7 +30,7 @@ const RATE_WORDING: readonly { readonly pattern: RegExp; readonly source: string
  * 4.7.x or 5.7.x with rate or reputation wording; 5.7.606–5.7.649 (Exchange Online's banned sending IP);
  * 4.7.650–4.7.651 (Outlook.com's IP reputation deferrals); Gmail's 4.7.28.
  */
-export function isAboutProber(reply: SmtpReply): boolean {
+export function isAboutProber(reply: { readonly code: number; readonly text: string }): boolean {
   if (reply.code === 421) return true;
   if (reply.code < 400 || reply.code >= 600) return false;
   const enhanced = enhancedCodeOf(reply.code, reply.text);
