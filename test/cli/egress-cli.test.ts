@@ -20,8 +20,12 @@ let dir: string;
 
 beforeAll(async () => {
   lab = await startMailLab({
-    servers: { mx: { mailboxes: ['alice'] }, other: { mailboxes: ['bob'] } },
-    domains: { 'one-egress.com': ['mx'], 'two-egress.com': ['other'] },
+    servers: {
+      mx: { mailboxes: ['alice'] },
+      other: { mailboxes: ['bob'] },
+      limited: { engine: 'raw', mailboxes: ['carol'], sourceLimit: { rcpts: 0, reply: '421 4.7.28 Unusual rate of mail from your IP; rate limited' } },
+    },
+    domains: { 'one-egress.com': ['mx'], 'two-egress.com': ['other'], 'limited-egress.com': ['limited'] },
   });
   proxy = await startSocksProxy({ username: 'prober', password: PROXY_PASSWORD, bindAddress: '127.0.0.7' });
   dir = mkdtempSync(join(tmpdir(), 'mailverify-egress-'));
@@ -169,4 +173,34 @@ describe('mailverify serve with an egress', () => {
     expect(bad.stderr).toMatch(/--smtp-proxy: a proxy URL must begin with socks5:\/\//u);
     expect(bad.stderr).not.toContain('Leaky-pa55');
   });
+
+  it('a reply about the prober: one warning in the log, mailverify_egress_cooling in /metrics, and no verdict from it', async () => {
+    const server = await startServe(['--data-dir', join(dir, 'serve-cooling'), '--log-level', 'warn', '--metrics', '--smtp-local-address', '127.0.0.9', ...labArgs()], {
+      MAILVERIFY_ROOT_PASSWORD: ROOT_PASSWORD,
+      MAILVERIFY_SMTP_PROVIDERS_FILE: providersFile(),
+    });
+    try {
+      const submitted = await fetch(`${server.origin}/v2.7/email-validations?waitTime=20000`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ entries: [{ inputData: 'carol@limited-egress.com' }] }),
+      });
+      const body = (await submitted.json()) as { entries: { data: { status: string }[] } };
+      // One egress: the refused recipient keeps the reply's status (ServerTemporaryUnavailable), never a verdict.
+      expect(body.entries.data.map((entry) => entry.status)).toEqual(['ServerTemporaryUnavailable']);
+      const metrics = await (await fetch(`${server.origin}/metrics`, { headers })).text();
+      expect(metrics).toMatch(/^mailverify_egress_cooling\{egress="default",provider="lab-limited"\} 1$/mu);
+    } finally {
+      await server.stop();
+    }
+    const warnings = server.stderr().split('\n').filter((line) => line.includes('cools for 60 s'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('egress default cools for 60 s with provider lab-limited after the reply 421');
+  });
+
+  function providersFile(): string {
+    const file = join(dir, 'providers.json');
+    writeFileSync(file, JSON.stringify([{ id: 'lab-limited', match: ['limited.mx.lab.test'] }]));
+    return file;
+  }
 });
