@@ -9,6 +9,7 @@ import { startDnsServer, type LabDnsServer } from '../lab/dns-server.js';
 import { libreOfficeForTests, openCsvInLibreOffice } from '../lab/libreoffice.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { unreachableDnsServer } from '../lab/closed-port.js';
+import { runCli } from '../lab/serve-process.js';
 import { parse } from 'csv-parse/sync';
 import { ENTRY_FIELDS } from '../../src/engine/entry.js';
 
@@ -22,18 +23,7 @@ function mailverify(args: string[], stdin?: string) {
 }
 
 /** For runs that need this process to keep answering (the lab DNS server lives here). */
-function mailverifyAsync(args: string[], stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args]);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+const mailverifyAsync = (args: string[], stdin: string) => runCli(args, stdin);
 
 const jsonLines = (text: string) => text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
 

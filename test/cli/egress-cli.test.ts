@@ -2,13 +2,12 @@
 // --smtp-local-address, --smtp-egress-file, their variables and the config key smtpEgress, against the mail lab and a
 // real SOCKS5 proxy (microsocks, its outgoing connections bound to 127.0.0.7). No output of a run, at trace level
 // included, holds the proxy's password.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
-import { CLI, startServe } from '../lab/serve-process.js';
+import { runCli, startServe } from '../lab/serve-process.js';
 import { startSocksProxy, type SocksProxyProcess } from '../lab/socks-proxy.js';
 
 const PROXY_PASSWORD = 'cli-Proxy-s3cret';
@@ -39,18 +38,7 @@ afterAll(async () => {
 
 afterEach(() => lab.reset());
 
-function run(args: string[], stdin = '', env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+const run = runCli;
 
 const input = 'alice@one-egress.com\nnobody@one-egress.com\nbob@two-egress.com\n';
 const statuses = (stdout: string) => stdout.trim().split('\n').map((line) => (JSON.parse(line) as { status: string }).status);

@@ -5,6 +5,23 @@ import { fileURLToPath } from 'node:url';
 
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
+/**
+ * Runs `mailverify ARGS` from the build with `stdin` and `env` added to this process's environment, without blocking
+ * this process (whose lab servers must keep answering); resolves with the exit code and what it wrote.
+ */
+export function runCli(args: readonly string[], stdin = '', env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
 export interface ServeProcess {
   readonly child: ChildProcess;
   /** `http://127.0.0.1:PORT` (`https://` over TLS). */
