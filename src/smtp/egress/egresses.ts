@@ -149,13 +149,13 @@ function checkedEgresses(value: unknown, name: string): { egress: SmtpEgress; pr
   const seen = new Set<string>();
   return value.map((given: unknown, index) => {
     const at = `${name}[${index}]`;
-    if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new TypeError(`${at} must be an object, got ${describe(given)}`);
+    if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new TypeError(`${at} must be an object, got ${describeValue(given)}`);
     const egress = given as Record<string, unknown>;
     for (const key of Object.keys(egress)) {
       if (!EGRESS_KEYS.has(key)) throw new TypeError(`${at} has an unknown key ${JSON.stringify(key)}`);
     }
     const { id } = egress;
-    if (typeof id !== 'string' || !EGRESS_ID.test(id)) throw new TypeError(`${at}.id must be 1–64 characters of A-Z a-z 0-9 . _ -, got ${describe(id)}`);
+    if (typeof id !== 'string' || !EGRESS_ID.test(id)) throw new TypeError(`${at}.id must be 1–64 characters of A-Z a-z 0-9 . _ -, got ${describeValue(id)}`);
     if (seen.has(id)) throw new TypeError(`${at}.id ${JSON.stringify(id)} is the id of an egress before it`);
     seen.add(id);
     if (egress.localAddress !== undefined && egress.proxy !== undefined) {
@@ -164,7 +164,7 @@ function checkedEgresses(value: unknown, name: string): { egress: SmtpEgress; pr
     for (const key of ['localAddress', 'publicAddress'] as const) {
       const address = egress[key];
       if (address !== undefined && (typeof address !== 'string' || isIP(address) === 0)) {
-        throw new TypeError(`${at}.${key} must be an IP address, got ${describe(address)}`);
+        throw new TypeError(`${at}.${key} must be an IP address, got ${describeValue(address)}`);
       }
     }
     let proxy: SocksProxy | undefined;
@@ -177,14 +177,14 @@ function checkedEgresses(value: unknown, name: string): { egress: SmtpEgress; pr
       }
     }
     if (egress.heloName !== undefined && !isHeloName(egress.heloName)) {
-      throw new TypeError(`${at}.heloName must be a host name (printable ASCII, no spaces), got ${describe(egress.heloName)}`);
+      throw new TypeError(`${at}.heloName must be a host name (printable ASCII, no spaces), got ${describeValue(egress.heloName)}`);
     }
     if (egress.mailFrom !== undefined && !isMailFrom(egress.mailFrom)) {
-      throw new TypeError(`${at}.mailFrom must be an address (local@domain), got ${describe(egress.mailFrom)}`);
+      throw new TypeError(`${at}.mailFrom must be an address (local@domain), got ${describeValue(egress.mailFrom)}`);
     }
     const { maxConnections } = egress;
     if (maxConnections !== undefined && !(Number.isInteger(maxConnections) && (maxConnections as number) > 0)) {
-      throw new TypeError(`${at}.maxConnections must be a whole number from 1, got ${describe(maxConnections)}`);
+      throw new TypeError(`${at}.maxConnections must be a whole number from 1, got ${describeValue(maxConnections)}`);
     }
     return { egress: egress as unknown as SmtpEgress, ...(proxy !== undefined && { proxy }) };
   });
@@ -194,7 +194,8 @@ function defaultEgress(defaults: EgressDefaults): Egress {
   return { id: DEFAULT_EGRESS_ID, heloName: defaults.heloName, mailFrom: defaults.mailFrom, maxConnections: defaults.maxConnections };
 }
 
-function describe(value: unknown): string {
+/** A value as an option's error shows it: a string quoted and cut at 80 characters, else its kind. */
+export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';

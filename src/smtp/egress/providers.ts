@@ -6,6 +6,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { compileWildcard } from '../../text/wildcard.js';
+import { describeValue } from './egresses.js';
 import { PROVIDER_PROFILES, type ProviderProfile } from './provider-profiles.js';
 
 export { PROVIDER_PROFILES, type BuiltInProviderProfile, type ProviderProfile } from './provider-profiles.js';
@@ -32,26 +33,26 @@ const MAX_PATTERN_LENGTH = 253;
  */
 export function checkProviderProfiles(value: unknown, name: string, egressIds?: readonly string[]): ProviderProfile[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value)) throw new TypeError(`${name} must be an array of provider profiles, got ${describe(value)}`);
+  if (!Array.isArray(value)) throw new TypeError(`${name} must be an array of provider profiles, got ${describeValue(value)}`);
   const seen = new Set<string>();
   return value.map((given: unknown, index) => {
     const at = `${name}[${index}]`;
-    if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new TypeError(`${at} must be an object, got ${describe(given)}`);
+    if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new TypeError(`${at} must be an object, got ${describeValue(given)}`);
     const profile = given as Record<string, unknown>;
     for (const key of Object.keys(profile)) if (!PROFILE_KEYS.has(key)) throw new TypeError(`${at} has an unknown key ${JSON.stringify(key)}`);
     const { id, match, egress } = profile;
-    if (typeof id !== 'string' || !PROFILE_ID.test(id)) throw new TypeError(`${at}.id must be 1–64 characters of A-Z a-z 0-9 . _ -, got ${describe(id)}`);
+    if (typeof id !== 'string' || !PROFILE_ID.test(id)) throw new TypeError(`${at}.id must be 1–64 characters of A-Z a-z 0-9 . _ -, got ${describeValue(id)}`);
     if (seen.has(id)) throw new TypeError(`${at}.id ${JSON.stringify(id)} is the id of a profile before it`);
     seen.add(id);
-    if (!Array.isArray(match) || match.length === 0) throw new TypeError(`${at}.match must be a non-empty array of wildcard patterns, got ${describe(match)}`);
+    if (!Array.isArray(match) || match.length === 0) throw new TypeError(`${at}.match must be a non-empty array of wildcard patterns, got ${describeValue(match)}`);
     match.forEach((pattern: unknown, i) => {
       if (typeof pattern !== 'string' || pattern === '' || pattern.length > MAX_PATTERN_LENGTH || /[\s\u0000-\u001f\u007f]/u.test(pattern)) {
-        throw new TypeError(`${at}.match[${i}] must be a host name pattern (* any run, ? one character), got ${describe(pattern)}`);
+        throw new TypeError(`${at}.match[${i}] must be a host name pattern (* any run, ? one character), got ${describeValue(pattern)}`);
       }
     });
     if (egress !== undefined) {
       if (!Array.isArray(egress) || egress.length === 0 || !egress.every((e) => typeof e === 'string')) {
-        throw new TypeError(`${at}.egress must be a non-empty array of egress ids, got ${describe(egress)}`);
+        throw new TypeError(`${at}.egress must be a non-empty array of egress ids, got ${describeValue(egress)}`);
       }
       const unknown = egressIds === undefined ? undefined : egress.find((e) => !egressIds.includes(e));
       if (unknown !== undefined) throw new TypeError(`${at}.egress names ${JSON.stringify(unknown)}, which is no egress (${egressIds!.join(', ')})`);
@@ -59,7 +60,7 @@ export function checkProviderProfiles(value: unknown, name: string, egressIds?: 
     for (const limit of LIMITS) {
       const figure = profile[limit];
       if (figure !== undefined && !(Number.isInteger(figure) && (figure as number) > 0)) {
-        throw new TypeError(`${at}.${limit} must be a whole number from 1, got ${describe(figure)}`);
+        throw new TypeError(`${at}.${limit} must be a whole number from 1, got ${describeValue(figure)}`);
       }
     }
     return {
@@ -112,11 +113,4 @@ export class Providers {
     }
     return provider;
   }
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : typeof value;
 }
