@@ -36,12 +36,13 @@ export type { ProviderProfile, BuiltInProviderProfile } from './smtp/egress/prov
 export type { SmtpEgress } from './smtp/egress/egresses.js';
 export type { Deduplication } from './engine/dedupe.js';
 export type { Entry } from './engine/entry.js';
+export type { Evidence, EvidenceReply } from './engine/evidence.js';
 export { toLegacyEntry, legacyStatusOf, LEGACY_STATUS_OF } from './engine/legacy.js';
 export type { LegacyEntry } from './engine/legacy.js';
 export type { Resolver, MxRecord, AddressRecord } from './dns/resolver.js';
 export type { DnsCacheOptions, DnsStats } from './dns/lookup.js';
-export { classifySmtpReply } from './smtp/classify.js';
-export type { SmtpReplyPhase } from './smtp/classify.js';
+export { classifySmtpReply, explainSmtpReply } from './smtp/classify.js';
+export type { SmtpReplyExplanation, SmtpReplyPhase, SmtpReplyRule } from './smtp/classify.js';
 export { createNodemailerTransport } from './smtp/nodemailer-transport.js';
 export { SmtpTransportError } from './smtp/transport.js';
 export type {

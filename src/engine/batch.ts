@@ -9,7 +9,8 @@ import { DEDUPLICATION_MODES, deduplicationKey, type Deduplication } from './ded
 import { makeEntry, type Entry } from './entry.js';
 import { typoSuggestions } from './offline.js';
 import { checkOptionNames, type OptionNames } from '../options/names.js';
-import { networkStages, offlineStages, type Flags, type StageContext } from './stages.js';
+import { networkStages, offlineStages, type Flags, type NetworkOutcome, type StageContext } from './stages.js';
+import type { Evidence } from './evidence.js';
 import type { ProbeOwner, ProbeTimeouts } from '../smtp/prober.js';
 import { checkQuality, type Quality, type QualityLevel } from './quality.js';
 import { checkOverrideRules, compileOverrides, type OverrideMatcher, type OverrideRule } from './overrides.js';
@@ -68,6 +69,8 @@ export interface VerifyManyOptions {
   overrides?: readonly OverrideRule[];
   /** Passes over transient results for this batch, instead of its quality level's. */
   passes?: number;
+  /** Entries that reached DNS or SMTP carry `evidence` (default: the verifier's `evidence`). */
+  evidence?: boolean;
 }
 
 /** What a quality level sets on a verifier: passes, the wait between them, and the SMTP timeouts. */
@@ -112,6 +115,7 @@ const BATCH_OPTION_NAMES: OptionNames = {
   quality: true,
   passes: true,
   overrides: true,
+  evidence: true,
 };
 
 /** An address in the window that needs the network stages. */
@@ -127,6 +131,8 @@ interface Address {
   passes: number;
   status: StatusCode;
   hasMx: boolean;
+  /** What the last pass saw, when evidence is asked for. */
+  evidence: Evidence | undefined;
 }
 
 /** The first occurrence of an address under deduplication, and the later ones waiting for its result. */
@@ -138,7 +144,7 @@ interface DedupeGroup {
   readonly waiting: { index: number; inputData: string; custom: string | undefined; parsed: ParsedAddress | null }[];
 }
 
-type Optional = 'signal' | 'onProgress' | 'passes' | 'quality' | 'overrides';
+type Optional = 'signal' | 'onProgress' | 'passes' | 'quality' | 'overrides' | 'evidence';
 type BatchOptions = Required<Omit<VerifyManyOptions, Optional>> & Pick<VerifyManyOptions, Optional>;
 
 /** verifyMany's options, checked: a name that does not exist is an error, never ignored. */
@@ -156,9 +162,10 @@ export function batchOptions(options: VerifyManyOptions | undefined): BatchOptio
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw fail('signal', 'an AbortSignal', signal);
   if (onProgress !== undefined && typeof onProgress !== 'function') throw fail('onProgress', 'a function', onProgress);
   if (passes !== undefined && !(Number.isInteger(passes) && passes >= 1)) throw fail('passes', 'a positive integer', passes);
+  if (options.evidence !== undefined && typeof options.evidence !== 'boolean') throw fail('evidence', 'true or false', options.evidence);
   const quality = options.quality === undefined ? undefined : checkQuality(options.quality, 'verifyMany: option quality');
   const overrides = options.overrides === undefined ? undefined : checkOverrideRules(options.overrides, 'verifyMany: option overrides');
-  return { deduplication, order, priority, readAhead, signal, onProgress, passes, quality, overrides };
+  return { deduplication, order, priority, readAhead, signal, onProgress, passes, quality, overrides, evidence: options.evidence };
 }
 
 export class BatchRun {
@@ -166,6 +173,7 @@ export class BatchRun {
   /** Passes over transient results: the batch's own, its quality level's, or the verifier's. */
   private readonly passes: number;
   private readonly passDelayMs: number;
+  private readonly evidence: boolean;
   /** The batch's override rules, then the verifier's; null without any. */
   private readonly overrideOf: OverrideMatcher | null;
   /** Finished entries not yet taken: in completion order, or by index for input order. */
@@ -214,6 +222,7 @@ export class BatchRun {
     this.owner = { priority: options.priority, withdrawn: false, ...(level !== undefined && { timeouts: level.timeouts }) };
     this.passes = options.passes ?? (level ?? context.level).passes;
     this.passDelayMs = (level ?? context.level).passDelayMs;
+    this.evidence = options.evidence ?? context.evidence;
     this.overrideOf = options.overrides === undefined || options.overrides.length === 0 ? context.overrideMatcher : compileOverrides(options.overrides, context.overrides);
     this.dedupe = options.deduplication === 'Off' ? null : new Map();
     if (typeof inputs === 'string' || typeof inputs !== 'object' || inputs === null) {
@@ -470,6 +479,7 @@ export class BatchRun {
       passes: 0,
       status: offline.status ?? 'UnhandledException',
       hasMx: false,
+      evidence: undefined,
     };
     if (offline.status !== null) return this.finishAddress(address, offline.syntaxFailureIndex, offline.classification);
     this.runPass(address);
@@ -478,13 +488,14 @@ export class BatchRun {
   /** One pass of the network stages; a transient result waits for the next pass, as the quality level allows. */
   private runPass(address: Address): void {
     this.active++;
-    networkStages(address.parsed, address.probeAt, this.context, address.flags, this.owner)
-      .catch(() => ({ status: 'UnhandledException' as const, hasMx: false }))
+    networkStages(address.parsed, address.probeAt, this.context, address.flags, this.owner, this.evidence)
+      .catch((): NetworkOutcome => ({ status: 'UnhandledException', hasMx: false }))
       .then((outcome) => {
         if (outcome.status !== null && !this.stopped) {
           address.passes++;
           address.status = outcome.status;
           address.hasMx = outcome.hasMx;
+          address.evidence = outcome.evidence;
           if (address.passes < this.passes && this.context.transient.has(outcome.status) && !this.context.closing()) {
             this.schedulePass(address);
           } else {
@@ -532,6 +543,7 @@ export class BatchRun {
         syntaxFailureIndex,
         suggestions,
         custom: address.custom,
+        evidence: address.evidence,
       }),
       address.dedupe,
     );

@@ -1,6 +1,7 @@
 /** The per-address result: the fields of the service's "Job entry (2.x)", plus the classification. */
 import type { Classification, StatusCode } from '../status/catalogue.js';
 import type { ParsedAddress } from '../syntax/types.js';
+import type { Evidence } from './evidence.js';
 
 export interface Entry {
   /** Zero-based position of the entry in its batch. */
@@ -25,6 +26,8 @@ export interface Entry {
   duplicateOf?: number;
   /** ISO 8601 completion time. */
   completedOn: string;
+  /** What decided the entry, when evidence was asked for (mailverify's own field; not in the service). */
+  evidence?: Evidence;
 }
 
 /** Field order of the entry in tabular output (CSV). */
@@ -61,6 +64,7 @@ export interface EntryParts {
   suggestions?: string[];
   custom?: string;
   duplicateOf?: number;
+  evidence?: Evidence;
 }
 
 /** An entry with its fields in the service's order (ENTRY_FIELDS), absent fields left out. */
@@ -85,6 +89,7 @@ export function makeEntry(parts: EntryParts): Entry {
   if (parts.custom !== undefined) entry.custom = parts.custom;
   if (parts.duplicateOf !== undefined) entry.duplicateOf = parts.duplicateOf;
   entry.completedOn = isoNow();
+  if (parts.evidence !== undefined) entry.evidence = parts.evidence;
   return entry;
 }
 

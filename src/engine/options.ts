@@ -66,6 +66,11 @@ export interface VerifierOptions {
    * (docs/verification.md#observing-the-engine). Its errors never reach a verification.
    */
   observer?: VerifierObserver;
+  /**
+   * Default false: each entry that reached DNS or SMTP carries `evidence`, what decided it (the exchangers, the one
+   * asked, the egress, the deciding replies and the rule that read them; docs/verification.md#evidence).
+   */
+  evidence?: boolean;
 }
 
 export interface SmtpOptions {
@@ -135,6 +140,7 @@ export const VERIFIER_OPTION_NAMES: OptionNames = {
     maxCoolingWaitMs: true,
   },
   allowPrivateAddresses: true,
+  evidence: true,
   quality: true,
   passes: true,
   passDelayMs: true,

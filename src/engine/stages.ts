@@ -13,11 +13,13 @@ import { hasPublicTopLevel } from '../domain/top-level.js';
 import type { Lists } from '../lists/lists.js';
 import { classifyAddress } from '../net/ip-ranges.js';
 import { literalIpAddress } from '../net/literal-address.js';
+import type { SmtpEvidence } from '../smtp/evidence.js';
 import type { ProbeOwner, SmtpProber } from '../smtp/prober.js';
 import type { Observe } from './observer.js';
 import type { StatusCode } from '../status/catalogue.js';
 import type { ParsedAddress } from '../syntax/types.js';
 import { deduplicationKey } from './dedupe.js';
+import { evidenceOf, type Evidence } from './evidence.js';
 import type { OverrideMatcher } from './overrides.js';
 
 /** The address as override rules see it: as Safe deduplication compares it. */
@@ -40,6 +42,8 @@ export interface StageContext {
   readonly allowPrivateAddresses: boolean;
   /** The verifier's observer, guarded. */
   readonly observe: Observe;
+  /** Entries carry what the DNS and SMTP stages saw (a batch may ask for it too). */
+  readonly evidence: boolean;
 }
 
 /** A domain's resolution under way, and the interest of the batches waiting for it. */
@@ -106,10 +110,14 @@ export function offlineStages(
   return { status: null, probeAt: null };
 }
 
-/** One pass of the network stages: the status, whether the domain has MX records, or null if withdrawn. */
+/**
+ * One pass of the network stages: the status, whether the domain has MX records, and what the DNS and SMTP stages
+ * saw when evidence was asked for; a null status if withdrawn.
+ */
 export interface NetworkOutcome {
   readonly status: StatusCode | null;
   readonly hasMx: boolean;
+  readonly evidence?: Evidence;
 }
 
 export async function networkStages(
@@ -118,9 +126,14 @@ export async function networkStages(
   context: StageContext,
   flags: Flags,
   owner: ProbeOwner,
+  evidence = false,
 ): Promise<NetworkOutcome> {
   const domain = parsed.asciiDomainPart;
-  if (probeAt !== null) return { status: await probe(parsed, [{ host: '', priority: 0, addresses: [probeAt] }], context, owner), hasMx: false };
+  const smtp: SmtpEvidence | undefined = evidence ? {} : undefined;
+  if (probeAt !== null) {
+    const status = await probe(parsed, [{ host: '', priority: 0, addresses: [probeAt] }], context, owner, smtp);
+    return { status, hasMx: false, ...(smtp !== undefined && { evidence: evidenceOf(undefined, smtp) }) };
+  }
 
   // Step 6: DNS; from the cache at once when every answer is there (the common case on a long list).
   if (owner.withdrawn) return WITHDRAWN;
@@ -130,21 +143,24 @@ export async function networkStages(
   });
   const mailDomain = cached ?? (await resolveShared(domain, context, owner));
   if (mailDomain === null) return WITHDRAWN;
-  if (mailDomain.status !== null) return { status: mailDomain.status, hasMx: mailDomain.hasMx };
+  // The exchangers' host names in preference order; none for a null MX (RFC 7505); unknown when DNS failed.
+  const mx = !evidence ? undefined : mailDomain.status === null ? mailDomain.exchangers.map((exchanger) => exchanger.host) : mailDomain.status === 'DomainHasNullMx' ? [] : undefined;
+  const seen = (status: StatusCode | null): NetworkOutcome => ({ status, hasMx: mailDomain.hasMx, ...(evidence && { evidence: evidenceOf(mx, smtp) }) });
+  if (mailDomain.status !== null) return seen(mailDomain.status);
 
   // Step 7: what the mail exchangers' host names tell.
   for (const exchanger of mailDomain.exchangers) {
     const category = context.lists.mailExchangerCategory(exchanger.host);
     if (category === 'disposable') {
       flags.isDisposableEmailAddress = true;
-      return { status: 'MailExchangerIsWellKnownDea', hasMx: mailDomain.hasMx };
+      return seen('MailExchangerIsWellKnownDea');
     }
-    if (category === 'parked') return { status: 'MailExchangerIsParked', hasMx: mailDomain.hasMx };
-    if (category === 'honeypot') return { status: 'MailExchangerIsHoneypot', hasMx: mailDomain.hasMx };
+    if (category === 'parked') return seen('MailExchangerIsParked');
+    if (category === 'honeypot') return seen('MailExchangerIsHoneypot');
   }
   // Step 8: SMTP.
-  if (context.checks !== 'smtp' || context.prober === null) return { status: 'Success', hasMx: mailDomain.hasMx };
-  return { status: await probe(parsed, mailDomain.exchangers, context, owner), hasMx: mailDomain.hasMx };
+  if (context.checks !== 'smtp' || context.prober === null) return seen('Success');
+  return seen(await probe(parsed, mailDomain.exchangers, context, owner, smtp));
 }
 
 const WITHDRAWN: NetworkOutcome = { status: null, hasMx: false };
@@ -188,11 +204,13 @@ function probe(
   exchangers: readonly MailExchanger[],
   context: StageContext,
   owner: ProbeOwner,
+  evidence: SmtpEvidence | undefined,
 ): Promise<StatusCode | null> {
   return context.prober!.probe({
     domain: parsed.asciiDomainPart,
     exchangers,
     recipient: { address: `${parsed.localPart}@${parsed.asciiDomainPart}`, international: parsed.hasInternationalMailboxName },
     owner,
+    ...(evidence !== undefined && { evidence }),
   });
 }

@@ -68,7 +68,7 @@ function checkOptions(options: VerifierOptions): void {
     const value = name.split('.').reduce<unknown>((object, key) => (object as Record<string, unknown> | undefined)?.[key], options);
     if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) throw optionError(name, 'an object', value);
   }
-  for (const name of ['allowPrivateAddresses', 'suggestions'] as const) {
+  for (const name of ['allowPrivateAddresses', 'suggestions', 'evidence'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'boolean') throw optionError(name, 'true or false', options[name]);
   }
   for (const name of ['starttls', 'rejectUnauthorized'] as const) {
@@ -254,6 +254,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
     prober,
     allowPrivateAddresses: options.allowPrivateAddresses === true,
     observe,
+    evidence: options.evidence === true,
     level,
     qualityLevel: (quality) => levelSettings(options, quality),
     overrides,

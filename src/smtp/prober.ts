@@ -28,6 +28,7 @@ import { classifySmtpReply } from './classify.js';
 import { LocalRecipientLedger, type RateLimits, type RecipientLedger } from './egress/budget.js';
 import { Cooling, isAboutProber } from './egress/cooling.js';
 import type { Egress } from './egress/egresses.js';
+import { addReply, MAX_EVIDENCE_TEXT, witness, witnessReply, type SmtpEvidence, type WitnessedReply } from './evidence.js';
 import { Providers, type Provider } from './egress/providers.js';
 import { enhancedCodeOf } from './reply.js';
 import type { SmtpReply } from './reply.js';
@@ -144,6 +145,8 @@ export interface ProbeRequest {
   readonly exchangers: readonly MailExchanger[];
   readonly recipient: ProbeRecipient;
   readonly owner: ProbeOwner;
+  /** Filled in with what the attempt that gave the result saw (opt-in evidence). */
+  readonly evidence?: SmtpEvidence;
 }
 
 interface Route {
@@ -152,7 +155,13 @@ interface Route {
 }
 
 /** What ended an attempt to open a session; `egressFault`, the message when the egress itself failed. */
-type OpenFailure = { readonly failed: StatusCode; readonly fromReply: boolean; readonly egressFault?: string; readonly reply?: SmtpReply };
+type OpenFailure = {
+  readonly failed: StatusCode;
+  readonly fromReply: boolean;
+  readonly egressFault?: string;
+  readonly reply?: SmtpReply;
+  readonly phase?: 'greeting' | 'ehlo';
+};
 
 /** A recipient on its way through the queues. */
 interface Pending {
@@ -190,6 +199,14 @@ interface CatchAllCheck {
   /** As a recipient's: the egresses whose probe got a reply about the prober, and its status. */
   asked: Set<string> | null;
   proberStatus: StatusCode | null;
+  /** The reply that answered it (evidence for its waiters). */
+  reply: WitnessedReply | null;
+}
+
+/** A catch-all verdict kept per exchanger and domain, with the probe's reply behind it. */
+interface CatchAllAnswer {
+  readonly catchAll: boolean;
+  readonly reply: WitnessedReply | null;
 }
 
 /** The work waiting for one exchanger address. */
@@ -254,8 +271,6 @@ const PROBE_INCONCLUSIVE: ReadonlySet<StatusCode> = new Set<StatusCode>([
   'LocalSenderAddressRejected',
 ]);
 
-/** The most of a reply's text an event or evidence carries. */
-const MAX_EVIDENCE_TEXT = 512;
 /** A suspect is tried once more before it gets SmtpDialogError. */
 const FAULT_RETRIES = 1;
 /** Rounds in a row that fail on one exchanger before its remaining suspects get SmtpDialogError without a retry. */
@@ -272,7 +287,7 @@ const AGING_MS = 1000;
 
 export class SmtpProber {
   private readonly slots: ConnectionSlots;
-  private readonly catchAll: LRUCache<string, boolean>;
+  private readonly catchAll: LRUCache<string, CatchAllAnswer>;
   /**
    * The probe's local part per exchanger and domain, kept across passes: a greylisting server (RFC 6647) refuses a
    * new sender/recipient pair once, so a fresh random local part on each pass would never get past it.
@@ -754,8 +769,14 @@ export class SmtpProber {
     if (failure.reply !== undefined && isAboutProber(failure.reply)) {
       // Refused for who we are (a 421, a blocklist...): the pair cools (serve), and the work waits for another way, or
       // is deferred with this status (ensureSessions), rather than moving on to exchangers that judge the prober alike.
-      for (const p of [...queue.recipients, ...queue.suspects]) p.proberStatus ??= failure.failed;
-      for (const check of queue.checks) check.proberStatus ??= failure.failed;
+      for (const p of [...queue.recipients, ...queue.suspects]) {
+        p.proberStatus ??= failure.failed;
+        witnessOpenFailure(p.request.evidence, queue.address, egress, p.routes[p.routeIndex]!, failure);
+      }
+      for (const check of queue.checks) {
+        check.proberStatus ??= failure.failed;
+        check.reply = openFailureReply(failure) ?? check.reply;
+      }
       return;
     }
     if (refusedOneMore) return;
@@ -773,12 +794,18 @@ export class SmtpProber {
     queue.checks = [];
     for (const p of recipients) {
       // A negative reply says more than a refused connection; otherwise the most preferred exchanger's failure.
-      if (p.openFailure === null || (failure.fromReply && !p.openFailure.fromReply)) p.openFailure = failure;
+      if (p.openFailure === null || (failure.fromReply && !p.openFailure.fromReply)) {
+        p.openFailure = failure;
+        witnessOpenFailure(p.request.evidence, queue.address, egress, p.routes[p.routeIndex]!, failure);
+      }
       p.routeIndex++;
       if (p.routeIndex < p.routes.length) this.enqueue(p);
       else this.settle(p, p.openFailure.failed);
     }
-    for (const check of checks) this.answerCheck(check, failure.failed);
+    for (const check of checks) {
+      check.reply = openFailureReply(failure) ?? check.reply;
+      this.answerCheck(check, failure.failed);
+    }
   }
 
   /**
@@ -809,6 +836,7 @@ export class SmtpProber {
         queue.suspects.unshift(...passed);
         return { session, route, egress, lastReplyAt: 0, transactions: [realTransaction([p])] };
       }
+      if (p.request.evidence !== undefined) witness(p.request.evidence, route.exchanger.host, route.address, egress.id, []);
       this.settle(p, 'ServerDoesNotSupportInternationalMailboxes');
     }
     queue.suspects = passed;
@@ -837,6 +865,7 @@ export class SmtpProber {
     for (const p of taken) {
       if (p.request.recipient.international && !smtputf8) {
         // RFC 6531 §3.4: a non-ASCII mailbox needs SMTPUTF8; without it no RCPT is sent.
+        if (p.request.evidence !== undefined) witness(p.request.evidence, route.exchanger.host, route.address, egress.id, []);
         this.settle(p, 'ServerDoesNotSupportInternationalMailboxes');
         continue;
       }
@@ -872,10 +901,13 @@ export class SmtpProber {
       for (let i = 0; i < round.transactions.length; i++) {
         const tx = round.transactions[i]!;
         if (stop !== 'next') {
+          witnessTransaction(round, tx, null);
           outcome.rest(stop, tx);
           continue;
         }
-        stop = this.interpret(tx, readingOf(await issued[i]!), outcome);
+        const reading = readingOf(await issued[i]!);
+        witnessTransaction(round, tx, reading);
+        stop = this.interpret(tx, reading, outcome);
         if (stop === 'void') return this.voidRound(queue, round);
       }
       if (stop === 'next') {
@@ -988,6 +1020,8 @@ export class SmtpProber {
   /** Out of step: nothing the round's replies say is trusted; its work is tried again on a new connection. */
   private voidRound(queue: RouteQueue, round: Round): void {
     round.session.close();
+    // Replies out of step are no evidence of anything.
+    for (const tx of round.transactions) witnessTransaction(round, tx, null);
     const outcome = new RoundOutcome();
     for (const tx of round.transactions) outcome.rest('dropped', tx);
     this.apply(outcome, null, round.egress);
@@ -1124,7 +1158,10 @@ export class SmtpProber {
     if (p.settled) return;
     const route = p.routes[p.routeIndex]!;
     const cached = this.catchAll.get(catchAllKey(route, p.request.domain));
-    if (cached !== undefined) return this.settle(p, cached ? 'ServerIsCatchAll' : 'Success');
+    if (cached !== undefined) {
+      if (p.request.evidence !== undefined && cached.reply !== null) addReply(p.request.evidence, cached.reply);
+      return this.settle(p, cached.catchAll ? 'ServerIsCatchAll' : 'Success');
+    }
     this.check(route, p.request.domain)!.waiters.push(p);
     const queue = this.queues.get(route.address);
     if (queue !== undefined) queue.priority = Math.max(queue.priority, p.request.owner.priority);
@@ -1141,7 +1178,7 @@ export class SmtpProber {
         local = randomLocalPart();
         this.probeLocalParts.set(key, local);
       }
-      check = { key, route, probeAddress: `${local}@${domain}`, waiters: [], retries: 0, fresh: false, asked: null, proberStatus: null };
+      check = { key, route, probeAddress: `${local}@${domain}`, waiters: [], retries: 0, fresh: false, asked: null, proberStatus: null, reply: null };
       this.checks.set(key, check);
       this.enqueueCheck(check);
     }
@@ -1161,13 +1198,16 @@ export class SmtpProber {
       check.fresh = true;
       return this.enqueueCheck(check);
     }
-    if (outcome === 'Success' || outcome === 'ServerIsCatchAll') this.catchAll.set(check.key, outcome === 'ServerIsCatchAll');
+    if (outcome === 'Success' || outcome === 'ServerIsCatchAll') this.catchAll.set(check.key, { catchAll: outcome === 'ServerIsCatchAll', reply: check.reply });
     this.answerCheck(check, outcome);
   }
 
   private answerCheck(check: CatchAllCheck, status: StatusCode): void {
     if (this.checks.get(check.key) === check) this.checks.delete(check.key);
-    for (const p of check.waiters) this.settle(p, status);
+    for (const p of check.waiters) {
+      if (!p.settled && p.request.evidence !== undefined && check.reply !== null) addReply(p.request.evidence, check.reply);
+      this.settle(p, status);
+    }
   }
 }
 
@@ -1357,7 +1397,7 @@ function openFailure(error: unknown): OpenFailure {
     case 'EREPLY': {
       const phase = error.phase === 'greeting' ? 'greeting' : 'ehlo';
       const status = error.reply === undefined ? null : classifySmtpReply(phase, error.reply);
-      return { failed: status ?? 'SmtpDialogError', fromReply: true, ...(error.reply !== undefined && { reply: error.reply }) };
+      return { failed: status ?? 'SmtpDialogError', fromReply: true, ...(error.reply !== undefined && { reply: error.reply, phase }) };
     }
     case 'EPROTOCOL':
       return { failed: 'SmtpDialogError', fromReply: true };
@@ -1410,4 +1450,38 @@ function rcptsOf(round: Round): number {
   let count = 0;
   for (const tx of round.transactions) count += txSize(tx);
   return count;
+}
+
+/**
+ * Evidence of one transaction for its recipients (and the probe's reply, kept on its check): the MAIL reply when it
+ * refused, else each recipient's RCPT reply; without a reading (not reached, or out of step) only where it was asked.
+ */
+function witnessTransaction(round: Round, tx: Transaction, reading: Reading | null): void {
+  if (tx.kind === 'real' && !tx.recipients.some((p) => p.request.evidence !== undefined)) return;
+  const { route, egress } = round;
+  const mail = reading?.mail ?? null;
+  const refusal = mail !== null && classifySmtpReply('mail', mail) !== null ? witnessReply('mail', mail) : null;
+  if (tx.kind === 'probe') {
+    const rcpt = reading?.rcpts[0];
+    tx.check.reply = refusal ?? (rcpt === undefined ? null : witnessReply('rcpt', rcpt));
+    return;
+  }
+  for (let i = 0; i < tx.recipients.length; i++) {
+    const evidence = tx.recipients[i]!.request.evidence;
+    if (evidence === undefined) continue;
+    const rcpt = refusal === null ? reading?.rcpts[i] : undefined;
+    const replies = refusal !== null ? [refusal] : rcpt !== undefined ? [witnessReply('rcpt', rcpt)] : [];
+    witness(evidence, route.exchanger.host, route.address, egress.id, replies);
+  }
+}
+
+/** A session that could not be opened, as evidence: where, through which egress, and the refusal if one was read. */
+function witnessOpenFailure(evidence: SmtpEvidence | undefined, address: string, egress: Egress, route: Route, failure: OpenFailure): void {
+  if (evidence === undefined) return;
+  const reply = openFailureReply(failure);
+  witness(evidence, route.exchanger.host, address, egress.id, reply === null ? [] : [reply]);
+}
+
+function openFailureReply(failure: OpenFailure): WitnessedReply | null {
+  return failure.reply === undefined || failure.phase === undefined ? null : witnessReply(failure.phase, failure.reply);
 }
