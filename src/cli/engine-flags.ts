@@ -61,6 +61,7 @@ const NETWORK_FLAG_LEVELS: Readonly<Record<string, Exclude<Checks, 'syntax'>>> =
   'smtp-local-address': 'smtp',
   'smtp-egress-file': 'smtp',
   'smtp-providers-file': 'smtp',
+  evidence: 'dns',
 };
 
 const LEVEL_ORDER: readonly Checks[] = ['syntax', 'dns', 'smtp'];
@@ -104,6 +105,8 @@ export interface EngineFlagValues extends EgressFlagValues {
   'no-provider-rules'?: boolean;
   overrides?: string;
   'smtp-providers-file'?: string;
+  /** `check`'s own (what DNS and SMTP saw), listed here for the checks-level warning. */
+  evidence?: boolean;
 }
 
 /** The verifier's options that the engine flags set (absent flags leave the engine's defaults). */

@@ -76,6 +76,9 @@ Options:
                           classification, with no DNS or SMTP work (* any run of characters, ? one)
   --max-connections N     SMTP connections open at once (default 50); addresses are grouped by mail
                           exchanger, so one connection serves many of them
+  --evidence              each result that reached DNS or SMTP gets "evidence": the exchangers, the one
+                          asked, its address, the egress, the replies that decided and the rule that read
+                          them (docs/verification.md#evidence); JSON lines output only
   --deduplication MODE    Off (default), Safe or Relaxed: later copies of an address are Duplicate
   --input FORMAT          text, csv, tsv or jsonl (default: by the file name's ending, .csv, .tsv or
                           .jsonl; text otherwise, and for standard input); tsv is csv with tabs;
@@ -164,6 +167,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | 'help' | 'version' {
       'csv-formulas': { type: 'string' },
       out: { type: 'string' },
       threads: { type: 'string' },
+      evidence: { type: 'boolean' },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', default: false },
     },
@@ -177,6 +181,11 @@ function parseCheckOptions(argv: string[]): CheckOptions | 'help' | 'version' {
     throw new UsageError(`--checks must be syntax, dns or smtp, got ${checks}`);
   }
   const engine = engineOptionsOf(values);
+  if (values.evidence === true) {
+    // Evidence is nested data: a JSON line holds it, a CSV record of the service's columns does not.
+    if (values.output === 'csv') throw new UsageError('--evidence applies to --output jsonl (evidence is nested JSON)');
+    engine.evidence = true;
+  }
   const deduplication = values.deduplication as Deduplication;
   if (!DEDUPLICATION_MODES.includes(deduplication)) {
     throw new UsageError(`--deduplication must be one of ${DEDUPLICATION_MODES.join(', ')}, got ${values.deduplication}`);

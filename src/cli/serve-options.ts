@@ -609,6 +609,7 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
     section: 'Verification',
     target: 'server.verifier.classifications',
   },
+  { flag: 'evidence', env: 'MAILVERIFY_EVIDENCE', key: 'evidence', kind: boolean, default: false, description: 'each 2.x JSON entry that reached DNS or SMTP gets "evidence", mailverify\'s own field: the exchangers, the one asked, the egress, the deciding replies and the rule that read them (never in exports or 1.4)', section: 'Verification', target: 'server.verifier.evidence' },
   { flag: 'allow-private-addresses', env: 'MAILVERIFY_ALLOW_PRIVATE_ADDRESSES', key: 'allowPrivateAddresses', kind: boolean, default: false, description: 'let exchangers, literals and callback URLs on private, loopback or link-local addresses be used; off, a hostile MX record cannot point inside your network', section: 'Verification', target: 'server.verifier.allowPrivateAddresses' },
   {
     flag: 'refuse',

@@ -52,6 +52,7 @@ export const RESULT_LAYOUT = [
   'custom',
   'duplicateOf',
   'completedOn',
+  'evidence',
 ] as const satisfies readonly Exclude<keyof Entry, 'index' | 'status'>[];
 
 /** For each field of ENTRY_FIELDS from the fifth on (the first four are always present), its place in the layout. */
@@ -61,6 +62,7 @@ const LAYOUT_POSITIONS = ENTRY_FIELDS.slice(4).map((field) => {
   return [field, position] as const;
 });
 const CLASSIFICATION = RESULT_LAYOUT.indexOf('classification');
+const EVIDENCE = RESULT_LAYOUT.indexOf('evidence');
 
 export function toRecord(row: Row): JobRecord {
   const record: Record<string, unknown> = {
@@ -88,8 +90,10 @@ export function toRecord(row: Row): JobRecord {
 
 /** The values of RESULT_LAYOUT for an entry. */
 export function resultValues(entry: Entry): unknown[] {
-  const values = new Array<unknown>(RESULT_LAYOUT.length);
-  for (let position = 0; position < RESULT_LAYOUT.length; position++) {
+  // Evidence, the last field, is rare: without it the array ends before it, as an older row does.
+  const length = entry.evidence === undefined ? EVIDENCE : RESULT_LAYOUT.length;
+  const values = new Array<unknown>(length);
+  for (let position = 0; position < length; position++) {
     values[position] = entry[RESULT_LAYOUT[position]!] ?? null;
   }
   return values;
@@ -108,6 +112,9 @@ export function toEntry(row: Row): Entry {
     const value = values[position];
     if (value !== null && value !== undefined) entry[field] = value;
   }
+  // mailverify's own field, outside the service's order (older rows lack it).
+  const evidence = values[EVIDENCE];
+  if (evidence !== null && evidence !== undefined) entry['evidence'] = evidence;
   return entry as unknown as Entry;
 }
 

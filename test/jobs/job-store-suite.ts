@@ -197,6 +197,27 @@ export function describeJobStore(name: string, subject: StoreUnderTest): void {
         expect(Object.keys(readOther!)).toEqual(['index', 'inputData', 'classification', 'status', 'syntaxFailureIndex', 'completedOn']);
       });
 
+      it('keeps an entry’s evidence, after the service’s fields', async () => {
+        const store = await openStore();
+        await store.createJob(newJob('job-a'), [{ inputData: 'nobody@example.org' }, { inputData: 'who@example.org' }]);
+        const evidence = {
+          mx: ['mx1.example.org', 'mx2.example.org'],
+          exchanger: 'mx1.example.org',
+          address: '192.0.2.1',
+          egress: 'default',
+          replies: [{ phase: 'rcpt' as const, code: 550, enhancedCode: '5.1.1', text: '5.1.1 User unknown' }],
+          rule: 'rcpt-user-unknown-code' as const,
+        };
+        const completedOn = '2025-03-01T10:05:00.123Z';
+        const entry: Entry = { index: 0, inputData: 'nobody@example.org', classification: 'Undeliverable', status: 'MailboxDoesNotExist', completedOn, evidence };
+        const empty: Entry = { index: 1, inputData: 'who@example.org', classification: 'Undeliverable', status: 'DomainDoesNotExist', completedOn, evidence: {} };
+        expect(await store.saveResults('job-a', [entry, empty])).toBe(2);
+        const read = await store.entry('job-a', 0);
+        expect(read).toEqual(entry);
+        expect(Object.keys(read!).at(-1)).toBe('evidence');
+        expect(await store.entry('job-a', 1)).toEqual(empty);
+      });
+
       it('answers null for an entry without a result, outside the job, or of an unknown job', async () => {
         const store = await openStore();
         await createAnswered(store, 'job-a', 4, (i) => i !== 2);

@@ -129,6 +129,34 @@ const Entry: JsonSchema = {
     custom: { type: 'string', description: 'The custom data given with the entry.' },
     duplicateOf: index('The index of the first occurrence; status Duplicate only.'),
     completedOn: timestamp('When the entry was verified.'),
+    evidence: {
+      type: 'object',
+      additionalProperties: false,
+      description:
+        "mailverify's own field, not the service's: what decided the entry, on a server started with --evidence, for entries that reached DNS or SMTP. Fields the verification did not reach are absent.",
+      properties: {
+        mx: { type: 'array', items: { type: 'string' }, description: "The domain's mail exchangers in preference order (none for a null MX)." },
+        exchanger: { type: 'string', description: 'The exchanger asked (absent for an address literal).' },
+        address: { type: 'string', description: "The exchanger's IP address connected to." },
+        egress: { type: 'string', description: 'The id of the egress the connection left by.' },
+        replies: {
+          type: 'array',
+          description: "The replies that decided: the recipient's own (or the refusal before it), then the catch-all probe's.",
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['phase', 'code', 'text'],
+            properties: {
+              phase: { enum: ['greeting', 'ehlo', 'mail', 'rcpt'] },
+              code: { type: 'integer' },
+              enhancedCode: { type: 'string' },
+              text: { type: 'string', maxLength: 512 },
+            },
+          },
+        },
+        rule: { type: 'string', description: 'The classification rule that read the last reply.' },
+      },
+    },
   },
 };
 
