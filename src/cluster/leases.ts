@@ -1,6 +1,7 @@
 /**
  * Cluster-wide SMTP connection caps: a transport that takes a lease in Redis before each connection (one for the
- * exchanger address, one of the cluster's total) and gives both back when the session ends. A lease is a member of a
+ * exchanger address, one for its provider through the egress when the provider's profile caps those, one of the
+ * cluster's total) and gives them back when the session ends. A lease is a member of a
  * Redis semaphore (redis-semaphore) refreshed while its session is open; the leases of a worker that dies expire after
  * `leaseMs`. So adding workers never multiplies the connections one exchanger sees: each worker's own caps still apply
  * inside these. (The library names its keys `semaphore:<key>`, so these live under `semaphore:mailverify:<prefix>:`.)
@@ -44,15 +45,20 @@ export async function leasedTransport(inner: SmtpTransport, options: ConnectionL
     });
   return {
     async open(openOptions: SmtpOpenOptions): Promise<SmtpSession> {
-      // The exchanger's place first, then the total's: no place of the total is held while waiting for a busy exchanger.
-      const exchanger = lease(`mx:${openOptions.host}`, options.perExchanger);
-      const total = lease('total', options.total);
+      // The exchanger's place first, then the provider's through this egress, then the total's: no place of the
+      // total is held while waiting for a busy exchanger.
+      const semaphores = [lease(`mx:${openOptions.host}`, options.perExchanger)];
+      const { provider, egress } = openOptions;
+      if (provider?.maxConnectionsPerEgress !== undefined) {
+        semaphores.push(lease(`provider:${egress?.id ?? 'default'}:${provider.id}`, provider.maxConnectionsPerEgress));
+      }
+      semaphores.push(lease('total', options.total));
       const held: InstanceType<typeof Semaphore>[] = [];
       const releaseAll = (): void => {
         for (const semaphore of held.splice(0)) semaphore.release().catch(() => {});
       };
       try {
-        for (const semaphore of [exchanger, total]) {
+        for (const semaphore of semaphores) {
           await semaphore.acquire(openOptions.signal);
           held.push(semaphore);
         }

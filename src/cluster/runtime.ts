@@ -2,12 +2,14 @@
  * A process's part in a cluster (docs/scaling.md): its Redis clients, the workers it runs (none on a pure API server),
  * its jobs front when it answers HTTP, and the maintenance it may be elected for. `serve` and `worker` both start one.
  */
-import { createVerifier, type Verifier, type VerifierOptions } from '../engine/verifier.js';
+import { createSharedVerifier, type Verifier, type VerifierOptions } from '../engine/verifier.js';
 import type { QualityLevel } from '../engine/quality.js';
 import type { Clock } from '../jobs/clock.js';
 import type { PostgresJobStore } from '../jobs/postgres-store.js';
 import { createNodemailerTransport } from '../smtp/nodemailer-transport.js';
 import { closeRedis, keyPrefix, openRedis, type Redis } from './redis.js';
+import { RedisRecipientLedger } from './budget.js';
+import { SharedCooling } from './cooling.js';
 import { leasedTransport } from './leases.js';
 import { ClusterMaintenance, type Duty } from './maintenance.js';
 import { ClusterWorker } from './worker.js';
@@ -58,6 +60,8 @@ export class ClusterRuntime {
     readonly workers: readonly ClusterWorker[],
     readonly verifiers: readonly Verifier[],
     readonly maintenance: ClusterMaintenance,
+    /** The cooling of egress × provider pairs, shared with the cluster (null on a pure API server). */
+    private readonly cooling: SharedCooling | null,
   ) {}
 
   static async start(options: ClusterRuntimeOptions): Promise<ClusterRuntime> {
@@ -74,13 +78,19 @@ export class ClusterRuntime {
     let countersRedis: Redis | undefined;
     const workers: ClusterWorker[] = [];
     const verifiers: Verifier[] = [];
+    let cooling: SharedCooling | null = null;
     try {
       redis = await openRedis(options.queue);
       redis.on('error', () => {});
       countersRedis = await openRedis(options.queue, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
       countersRedis.on('error', () => {});
       const smtp = options.verifier?.smtp ?? {};
-      for (let n = 0; n < workerCount; n++) {
+      // The recipient budgets and the cooling of egress × provider pairs: one of each per process, shared with every
+      // other process through Redis.
+      const sharingFailed = (error: unknown) => options.log?.warn('mailverify: the egress budgets or cooling cannot be shared through Redis now', { err: error });
+      if (workerCount > 0) cooling = await SharedCooling.open(redis, prefix, sharingFailed);
+      const shared = cooling === null ? null : { ledger: new RedisRecipientLedger(redis, prefix, sharingFailed), cooling };
+      for (let n = 0; n < workerCount && shared !== null; n++) {
         const transport = await leasedTransport(smtp.transport ?? createNodemailerTransport(), {
           redis,
           keyPrefix: prefix,
@@ -88,7 +98,7 @@ export class ClusterRuntime {
           total: smtp.maxConnections ?? 50,
           ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
         });
-        const verifier = createVerifier({ ...options.verifier, smtp: { ...smtp, transport } });
+        const verifier = createSharedVerifier({ ...options.verifier, smtp: { ...smtp, transport } }, shared);
         verifiers.push(verifier);
         workers.push(
           await ClusterWorker.start({
@@ -115,10 +125,11 @@ export class ClusterRuntime {
         onError: (error) => options.log?.error('mailverify: a cluster maintenance round failed', { err: error }),
         onReplanned: (jobId) => options.log?.warn('mailverify: a job had no task in the queue: planned again', { jobId }),
       });
-      return new ClusterRuntime(queueRedis, redis, countersRedis, queuePrefix, workers, verifiers, maintenance);
+      return new ClusterRuntime(queueRedis, redis, countersRedis, queuePrefix, workers, verifiers, maintenance, cooling);
     } catch (error) {
       await Promise.all(workers.map((worker) => worker.close()));
       await Promise.all(verifiers.map((verifier) => verifier.close()));
+      await cooling?.close();
       if (countersRedis !== undefined) await closeRedis(countersRedis);
       if (redis !== undefined) await closeRedis(redis);
       await closeRedis(queueRedis);
@@ -130,6 +141,7 @@ export class ClusterRuntime {
   async close(): Promise<void> {
     await Promise.all([...this.workers.map((worker) => worker.close()), this.maintenance.close()]);
     await Promise.all(this.verifiers.map((verifier) => verifier.close()));
+    await this.cooling?.close();
     await closeRedis(this.countersRedis);
     await closeRedis(this.redis);
     await closeRedis(this.queueRedis);

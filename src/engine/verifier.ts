@@ -15,6 +15,8 @@ import { SmtpProber, type ProbeTimeouts } from '../smtp/prober.js';
 import { isHeloName, isMailFrom } from '../smtp/identity.js';
 import { readEgresses, type Egress } from '../smtp/egress/egresses.js';
 import { checkProviderProfiles, Providers } from '../smtp/egress/providers.js';
+import type { RecipientLedger } from '../smtp/egress/budget.js';
+import type { Cooling } from '../smtp/egress/cooling.js';
 import { createSuggester } from '../suggest/suggest.js';
 import { syntaxPolicyOf } from '../syntax/policy.js';
 import { BatchRun, batchOptions, type BatchContext, type BatchInput, type LevelSettings, type VerifyManyOptions } from './batch.js';
@@ -205,10 +207,27 @@ function egressesOf(options: VerifierOptions): Egress[] {
   return readEgresses(options.smtp?.egress, defaults, 'createVerifier: option smtp.egress');
 }
 
-function createProber(options: VerifierOptions, egresses: readonly Egress[], providers: Providers, timeouts: ProbeTimeouts, observe: Observe): SmtpProber {
+/**
+ * What the verifiers of a cluster's processes share (src/cluster/runtime.ts): the recipient budgets and the cooling of
+ * each egress × provider. Without it, a verifier keeps its own.
+ */
+export interface SharedEgressState {
+  readonly ledger: RecipientLedger;
+  readonly cooling: Cooling;
+}
+
+function createProber(
+  options: VerifierOptions,
+  egresses: readonly Egress[],
+  providers: Providers,
+  timeouts: ProbeTimeouts,
+  observe: Observe,
+  shared: SharedEgressState | undefined,
+): SmtpProber {
   const smtp = options.smtp ?? {};
   return new SmtpProber({
     providers,
+    ...(shared !== undefined && { ledger: shared.ledger, cooling: shared.cooling }),
     ...(smtp.maxCoolingWaitMs !== undefined && { maxCoolingWaitMs: smtp.maxCoolingWaitMs }),
     ...(observe.egressCooling !== undefined && { onCooling: observe.egressCooling }),
     transport: smtp.transport ?? createNodemailerTransport(),
@@ -229,6 +248,15 @@ function createProber(options: VerifierOptions, egresses: readonly Egress[], pro
 }
 
 export function createVerifier(options: VerifierOptions = {}): Verifier {
+  return verifierWith(options, undefined);
+}
+
+/** A verifier whose budgets and cooling are shared with other processes (a cluster's workers). */
+export function createSharedVerifier(options: VerifierOptions, shared: SharedEgressState): Verifier {
+  return verifierWith(options, shared);
+}
+
+function verifierWith(options: VerifierOptions, shared: SharedEgressState | undefined): Verifier {
   checkOptions(options);
   const syntax = syntaxPolicyOf(options.syntax, 'createVerifier', 'syntax.');
   const checks = options.checks ?? 'smtp';
@@ -238,7 +266,7 @@ export function createVerifier(options: VerifierOptions = {}): Verifier {
   const egresses = egressesOf(options);
   const egressIds = egresses.map((egress) => egress.id);
   const providers = new Providers(checkProviderProfiles(options.smtp?.providers, 'createVerifier: option smtp.providers', egressIds), egressIds);
-  const prober = checks === 'smtp' ? createProber(options, egresses, providers, level.timeouts, observe) : null;
+  const prober = checks === 'smtp' ? createProber(options, egresses, providers, level.timeouts, observe, shared) : null;
   // The built-in resolver's sockets are the verifier's to close; a resolver of the host application's is its own.
   const ownResolver = options.dns?.resolver === undefined ? defaultResolver(options.dns) : undefined;
   const resolver = options.dns?.resolver ?? ownResolver!;

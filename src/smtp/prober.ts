@@ -548,7 +548,7 @@ export class SmtpProber {
       if (route === null) return;
       const openingAt = performance.now();
       queue.openings.add(opening);
-      const opened = await this.open(route, egress, this.timeoutsOf(ownersOf(queue)), opening.signal);
+      const opened = await this.open(route, egress, provider, this.timeoutsOf(ownersOf(queue)), opening.signal);
       queue.openings.delete(opening);
       openedAt = performance.now();
       if (opening.signal.aborted) {
@@ -645,7 +645,7 @@ export class SmtpProber {
       : { connectMs, commandMs, catchAllMs };
   }
 
-  private async open(route: Route, egress: Egress, timeouts: ProbeTimeouts, signal: AbortSignal): Promise<SmtpSession | OpenFailure> {
+  private async open(route: Route, egress: Egress, provider: Provider, timeouts: ProbeTimeouts, signal: AbortSignal): Promise<SmtpSession | OpenFailure> {
     const { options } = this;
     try {
       return await options.transport.open({
@@ -654,6 +654,7 @@ export class SmtpProber {
         servername: route.exchanger.host,
         heloName: egress.heloName,
         egress: { id: egress.id, ...(egress.localAddress !== undefined && { localAddress: egress.localAddress }), ...(egress.proxy !== undefined && { proxy: egress.proxy }) },
+        provider: { id: provider.id, ...(provider.maxConnectionsPerEgress !== undefined && { maxConnectionsPerEgress: provider.maxConnectionsPerEgress }) },
         tls: options.tls,
         connectTimeoutMs: timeouts.connectMs,
         commandTimeoutMs: timeouts.commandMs,

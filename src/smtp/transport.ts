@@ -25,6 +25,11 @@ export interface SmtpOpenOptions {
   heloName: string;
   /** The egress to leave by (default: the system's route, as `localAddress` of the transport's options says). */
   egress?: EgressRoute;
+  /**
+   * The provider the exchanger belongs to (its profile's id, or the exchanger's host name) and its cap on connections
+   * per egress, for a transport that counts connections across processes (a cluster's leases).
+   */
+  provider?: { readonly id: string; readonly maxConnectionsPerEgress?: number };
   /** STARTTLS when the server offers it (default true); certificates are checked only if `rejectUnauthorized`. */
   tls: { starttls: boolean; rejectUnauthorized: boolean };
   /** TCP connect, greeting, EHLO and STARTTLS together must finish within this time. */

@@ -80,12 +80,26 @@ export class Cooling {
     return { cooldownMs, until: state.until };
   }
 
-  /** A session on the pair ended without a reply about the prober: its next cooling is a minute again. */
-  clean(egress: string, provider: string): void {
+  /**
+   * A session on the pair ended without a reply about the prober: its next cooling is a minute again. True when that
+   * changed something (a longer next cooling was remembered).
+   */
+  clean(egress: string, provider: string): boolean {
     const key = pairKey(egress, provider);
     const state = this.pairs.get(key);
-    if (state === undefined || state.until > this.now()) return;
+    if (state === undefined || state.until > this.now()) return false;
     this.pairs.delete(key);
+    return true;
+  }
+
+  /**
+   * The pair's state as another process of a cluster made it: cooling for `remainingMs` more (0: not cooling), the
+   * next cooling `nextMs` long.
+   */
+  adopt(egress: string, provider: string, remainingMs: number, nextMs: number): void {
+    const key = pairKey(egress, provider);
+    if (remainingMs <= 0 && nextMs <= FIRST_COOLDOWN_MS) this.pairs.delete(key);
+    else this.pairs.set(key, { until: remainingMs > 0 ? this.now() + remainingMs : 0, next: nextMs });
   }
 
   /** When the pair's cooling ends, or 0 when it is not cooling. */
