@@ -88,6 +88,24 @@ describe('egress budgets and cooling in a cluster (2 API servers + 2 workers)', 
     expect(entries.filter((entry) => entry.status === 'ServerTemporaryUnavailable').length).toBeGreaterThan(0);
   });
 
+  it("the provider's connections per egress are capped across the cluster: one at a time over both exchangers", async () => {
+    const slow: ServerSpec = { ...limited(1000), delayMs: { rcpt: 40 } };
+    lab.setServer('p1', slow);
+    lab.setServer('p2', slow);
+    lab.reset();
+    try {
+      const apis = await cluster(options({ providers: [{ ...PROVIDER, maxConnectionsPerEgress: 1 }] }));
+      const jobs = Array.from({ length: 8 }, (_, i) => ['alice', 'nobody'].map((local) => `${local}@d${i}-egress-cluster.com`));
+      const entries = (await verifyJobs(apis, jobs)).flat();
+      expect(entries.map((entry) => entry.status)).toEqual(entries.map((entry) => right(entry.inputData)));
+      expect(lab.stats().maxConcurrent).toBe(1);
+      expect(lab.stats().connections).toBeGreaterThan(1);
+    } finally {
+      lab.setServer('p1', limited(1000));
+      lab.setServer('p2', limited(1000));
+    }
+  });
+
   it('a cooling that one worker starts holds for the other: no second refusal while it lasts', async () => {
     lab.setServer('p1', limited(2));
     lab.setServer('p2', limited(2));
