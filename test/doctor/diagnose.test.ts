@@ -1,6 +1,7 @@
 // The doctor through the public API, diagnoseEgress, against real parts on loopback: the lab DNS server (PTR, A, SPF
 // TXT and DNSBL zones), lab exchangers that name the client's address in their EHLO reply, and a real SOCKS5 proxy
 // (microsocks). Each egress leaves from an address of its own in 127.0.0.0/8, so each has its own reverse DNS.
+import { promises as dns } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diagnoseEgress, type DiagnoseEgressOptions, type EgressDiagnosis, type SmtpEgress } from '../../src/index.js';
 import { expectNoLeak } from '../lab/leaks.js';
@@ -9,6 +10,8 @@ import { startSocksProxy, type SocksProxyProcess } from '../lab/socks-proxy.js';
 
 const PASSWORD = 'doctor-Pa55word';
 const ZONES = ['bl.example-dnsbl.com', 'other.example-dnsbl.com'];
+/** 2001:db8::5 as RFC 3596 §2.5 reverses it: 32 nibbles, least significant first. */
+const V6_NIBBLES = '5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2';
 
 let lab: MailLab;
 let proxy: SocksProxyProcess;
@@ -35,8 +38,12 @@ beforeAll(async () => {
       'listed.example-doctor.com': { a: ['127.0.0.54'] },
       '54.0.0.127.bl.example-dnsbl.com': { a: ['127.0.0.2'], txt: ['Listed: see https://bl.example-dnsbl.com/54'] },
       '55.0.0.127.bl.example-dnsbl.com': { a: ['127.255.255.254'] },
+      // 2001:db8::5, given as publicAddress: reverse nibbles under ip6.arpa, its AAAA record, listed by nibbles too.
+      [`${V6_NIBBLES}.ip6.arpa`]: { ptr: ['v6.example-doctor.com'] },
+      'v6.example-doctor.com': { aaaa: ['2001:db8::5'] },
+      [`${V6_NIBBLES}.bl.example-dnsbl.com`]: { a: ['127.0.0.4'] },
       // SPF of the sender domains.
-      'example-doctor.com': { txt: ['v=spf1 ip4:127.0.0.50 ip4:127.0.0.52 ip4:127.0.0.54 ip4:127.0.0.55 -all'] },
+      'example-doctor.com': { txt: ['v=spf1 ip4:127.0.0.50 ip4:127.0.0.52 ip4:127.0.0.54 ip4:127.0.0.55 ip6:2001:db8::/64 -all'] },
       'softfail-doctor.com': { txt: ['v=spf1 ip4:192.0.2.1 ~all'] },
       'fail-doctor.com': { txt: ['v=spf1 -all'] },
       'nospf-doctor.com': { txt: ['some other text'] },
@@ -217,6 +224,26 @@ describe('diagnoseEgress', () => {
     expect(row['public-address']!.result).toBe('warn');
     expect(row['public-address']!.detail).toContain("127.0.0.50 (the egress's publicAddress), but mx1.mx.lab.test saw 127.0.0.52");
     expect(row.ptr!.detail).toBe('127.0.0.50 → ok.example-doctor.com → 127.0.0.50');
+  });
+
+  it('an IPv6 public address: PTR under ip6.arpa, AAAA, ip6 in SPF, DNSBL by nibbles', async () => {
+    const rows = await diagnoseEgress(options([{ id: 'v6', publicAddress: '2001:db8::5', heloName: 'v6.example-doctor.com' }]));
+    const row = byCheck(rows, 'v6');
+    expect(row['public-address']!.detail).toMatch(/^2001:db8::5 \(the egress's publicAddress\), but mx1\.mx\.lab\.test saw 127\.0\.0\.1/);
+    expect(row.ptr).toMatchObject({ result: 'ok', detail: '2001:db8::5 → v6.example-doctor.com → 2001:db8::5' });
+    expect(row.helo).toMatchObject({ result: 'ok' });
+    expect(row.spf!.detail).toMatch(/^pass for 2001:db8::5 from example-doctor\.com/);
+    expect(row.dnsbl).toMatchObject({ result: 'fail' });
+    expect(row.dnsbl!.detail).toMatch(/^2001:db8::5 is listed on bl\.example-dnsbl\.com \(127\.0\.0\.4\)/);
+  });
+
+  it("a resolver of the host application's: node:dns's Resolver, which also answers PTR and TXT", async () => {
+    const resolver = new dns.Resolver({ timeout: 1000, tries: 1 });
+    resolver.setServers([lab.dnsAddress]);
+    const rows = await diagnoseEgress(options([{ id: 'good', localAddress: '127.0.0.50' }], { dns: { resolver } }));
+    expect(rows.map((row) => row.result)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok', 'ok']);
+    const partial = { resolveMx: resolver.resolveMx.bind(resolver), resolve4: resolver.resolve4.bind(resolver), resolve6: resolver.resolve6.bind(resolver) };
+    await expect(diagnoseEgress({ dns: { resolver: partial as never } })).rejects.toThrow(/^diagnoseEgress: option dns\.resolver must be an object with resolveMx, resolve4, resolve6, resolvePtr, resolveTxt methods/);
   });
 
   it('two egresses: the rows of each, egress after egress', async () => {
