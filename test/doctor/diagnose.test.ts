@@ -166,7 +166,10 @@ describe('diagnoseEgress', () => {
   });
 
   it('port 25 refused: fail; the public address unknown: warn, and the checks that need it warn too', async () => {
-    const rows = await diagnoseEgress(options([], { probeDomain: 'closed-doctor.com' }));
+    let rows: EgressDiagnosis[] = [];
+    await expectNoLeak(async () => {
+      rows = await diagnoseEgress(options([], { probeDomain: 'closed-doctor.com' }));
+    }, 2000, ['UDPWRAP']);
     expectFixes(rows);
     expect(results(rows, 'default')).toEqual({ 'public-address': 'warn', ptr: 'warn', helo: 'warn', spf: 'warn', dnsbl: 'warn', port25: 'fail' });
     const row = byCheck(rows, 'default');
@@ -176,7 +179,11 @@ describe('diagnoseEgress', () => {
 
   it('a silent exchanger: fail once the connect timeout has passed', async () => {
     const started = Date.now();
-    const rows = await diagnoseEgress(options([{ id: 'good', localAddress: '127.0.0.50' }], { probeDomain: 'silent-doctor.com', smtp: { connectTimeoutMs: 300 } }));
+    let rows: EgressDiagnosis[] = [];
+    // The session given up on leaves no socket nor timer behind.
+    await expectNoLeak(async () => {
+      rows = await diagnoseEgress(options([{ id: 'good', localAddress: '127.0.0.50' }], { probeDomain: 'silent-doctor.com', smtp: { connectTimeoutMs: 300 } }));
+    }, 2000, ['UDPWRAP']);
     expect(Date.now() - started).toBeLessThan(3000);
     const row = byCheck(rows, 'good');
     expect(row.port25!.result).toBe('fail');
