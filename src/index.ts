@@ -34,6 +34,8 @@ export type {
 export { PROVIDER_PROFILES } from './smtp/egress/providers.js';
 export type { ProviderProfile, BuiltInProviderProfile } from './smtp/egress/providers.js';
 export type { SmtpEgress } from './smtp/egress/egresses.js';
+export { diagnoseEgress } from './doctor/diagnose.js';
+export type { DiagnoseEgressOptions, EgressDiagnosis, DiagnosisCheck, DiagnosisResult } from './doctor/diagnose.js';
 export type { Deduplication } from './engine/dedupe.js';
 export type { Entry } from './engine/entry.js';
 export type { Evidence, EvidenceReply } from './engine/evidence.js';

@@ -55,6 +55,17 @@ describe('the published package', () => {
     expect(run('cjs.cjs', `const { parseAddress, classificationOf, STATUS_CODES } = require('mailverify');\n${PROBE}`)).toEqual(EXPECTED);
   });
 
+  it("loads the doctor's SPF library (mailauth) only when diagnoseEgress checks SPF, with import and with require", () => {
+    // A DNS server that refuses at once (nothing listens on port 1): every check answers fast, the spf one included.
+    const diagnose = `diagnoseEgress({ allowPrivateAddresses: true, heloName: 'probe.example.com', dns: { servers: ['127.0.0.1:1'], timeoutMs: 500 }, smtp: { egress: [{ id: 'x', publicAddress: '192.0.2.1' }] } })`;
+    const loaded = `Object.keys(require.cache).some((path) => path.includes('/node_modules/mailauth/'))`;
+    const cjs = `const { diagnoseEgress } = require('mailverify');\nconst before = ${loaded};\n${diagnose}.then((rows) => console.log(JSON.stringify([before, ${loaded}, rows.map((row) => row.check + ' ' + row.result)])));`;
+    const expected = ['public-address ok', 'ptr warn', 'helo warn', 'spf warn', 'dnsbl warn', 'port25 fail'];
+    expect(run('doctor-cjs.cjs', cjs)).toEqual([false, true, expected]);
+    const esm = `import { diagnoseEgress } from 'mailverify';\nconst rows = await ${diagnose};\nconsole.log(JSON.stringify(rows.map((row) => row.check + ' ' + row.result)));`;
+    expect(run('doctor-esm.mjs', esm)).toEqual(expected);
+  });
+
   it('ships type declarations for both module systems and the CLI', () => {
     const files = packedFiles(root);
     for (const file of [

@@ -9,6 +9,7 @@
  *                    [--threads N] [--quiet] [--version]
  *
  * Reads one address per line (or one CSV column) and writes one result per input, in input order.
+ * `mailverify doctor` checks each egress (./doctor.ts); `serve`, `worker` and `migrate` have their own files.
  */
 import { createReadStream, createWriteStream, readFileSync, statSync, type ReadStream, type WriteStream } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -28,6 +29,7 @@ import { BatchedWriter } from './output.js';
 import { ProgressLine, RunObserver, Tally, type RunState } from './report.js';
 
 const USAGE = `Usage: mailverify check [file|-] [options]
+       mailverify doctor [options]     checks each egress as receiving servers judge it (doctor --help)
        mailverify serve [options]      the verification server (mailverify serve --help)
        mailverify worker [options]     a cluster worker (mailverify worker --help)
        mailverify migrate [options]    copy a server's data folder into PostgreSQL (migrate --help)
@@ -525,7 +527,7 @@ function version(): string {
   return manifest.version;
 }
 
-const COMMANDS = ['check', 'serve', 'worker', 'migrate'];
+const COMMANDS = ['check', 'doctor', 'serve', 'worker', 'migrate'];
 
 /** `--version` among the flags (before a `--` that ends them). */
 function asksForVersion(args: readonly string[]): boolean {
@@ -552,12 +554,13 @@ export async function main(argv: string[]): Promise<number> {
       }
       return await serve(rest, process.env);
     }
-    if (command === 'worker' || command === 'migrate') {
+    if (command === 'worker' || command === 'migrate' || command === 'doctor') {
       if (asksForVersion(rest)) {
         process.stdout.write(`${version()}\n`);
         return 0;
       }
       if (command === 'migrate') return await migrate(rest);
+      if (command === 'doctor') return await (await import('./doctor.js')).doctor(rest);
       const { worker } = await import('./worker.js');
       return await worker(rest, process.env);
     }

@@ -46,6 +46,10 @@ export interface DefaultResolverOptions {
 export interface DefaultResolver extends Resolver {
   /** `ip:port` (`[ipv6]:port`), in the order they are asked. */
   readonly servers: readonly string[];
+  /** The names a PTR query answers (`5.113.0.203.in-addr.arpa`), without their trailing dot, as `node:dns` gives them. */
+  resolvePtr(hostname: string, options?: { signal?: AbortSignal }): Promise<string[]>;
+  /** The TXT records of a name, each as its character-strings (RFC 1035 §3.3.14), as `node:dns` gives them. */
+  resolveTxt(hostname: string, options?: { signal?: AbortSignal }): Promise<string[][]>;
   /**
    * Closes the UDP sockets it keeps between queries (they never keep the process alive); a query still under way
    * fails with ECANCELLED. Later queries open new sockets.
@@ -71,6 +75,15 @@ export function createDefaultResolver(options: DefaultResolverOptions = {}): Def
         // The root (RFC 7505 null MX, `MX 0 .`) reads as '' as in Node; other names lose their trailing dot.
         return { exchange: exchange === '.' ? '' : exchange.replace(/\.$/, ''), priority: preference ?? 0, ttl };
       });
+    },
+    async resolvePtr(hostname, options) {
+      const { answers } = await stub.query(hostname, 'PTR', 'queryPtr', options?.signal);
+      return answers.map(({ data }) => (data as string).replace(/\.$/, ''));
+    },
+    async resolveTxt(hostname, options) {
+      const { answers } = await stub.query(hostname, 'TXT', 'queryTxt', options?.signal);
+      // dns-packet gives the character-strings as Buffers (one string when there is only one).
+      return answers.map(({ data }) => (Array.isArray(data) ? data : [data]).map((part) => Buffer.from(part as Buffer | string).toString('utf8')));
     },
     async resolve4(hostname, options) {
       const { answers } = await stub.query(hostname, 'A', 'queryA', options?.signal);

@@ -59,8 +59,8 @@ export interface Verifier {
 
 const CHECKS: readonly Checks[] = ['syntax', 'dns', 'smtp'];
 
-function optionError(name: string, expected: string, value: unknown): TypeError {
-  return new TypeError(`createVerifier: option ${name} must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
+function optionError(name: string, expected: string, value: unknown, caller = 'createVerifier'): TypeError {
+  return new TypeError(`${caller}: option ${name} must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
 }
 
 function checkOptions(options: VerifierOptions): void {
@@ -140,13 +140,13 @@ function checkSmtpOptions(options: VerifierOptions): void {
   }
 }
 
-function checkHeloName(name: string): string {
-  if (!isHeloName(name)) throw optionError('heloName', 'a host name', name);
+function checkHeloName(name: string, caller: string): string {
+  if (!isHeloName(name)) throw optionError('heloName', 'a host name', name, caller);
   return name;
 }
 
-function checkMailFrom(address: string): string {
-  if (!isMailFrom(address)) throw optionError('mailFrom', 'an address (local@domain)', address);
+function checkMailFrom(address: string, caller: string): string {
+  if (!isMailFrom(address)) throw optionError('mailFrom', 'an address (local@domain)', address, caller);
   return address;
 }
 
@@ -199,12 +199,15 @@ function levelSettings(options: VerifierOptions, quality: Quality | QualityLevel
   };
 }
 
-/** The egresses with their defaults (the verifier's EHLO name, sender and total cap), checked even without SMTP. */
-function egressesOf(options: VerifierOptions): Egress[] {
-  const heloName = checkHeloName(options.heloName ?? hostname());
-  const mailFrom = checkMailFrom(options.mailFrom ?? `verify@${heloName}`);
+/**
+ * The egresses with their defaults (the verifier's EHLO name, sender and total cap), checked even without SMTP;
+ * `caller` starts the errors (the doctor's `diagnoseEgress` reads them too).
+ */
+export function egressesOf(options: Pick<VerifierOptions, 'heloName' | 'mailFrom' | 'smtp'>, caller = 'createVerifier'): Egress[] {
+  const heloName = checkHeloName(options.heloName ?? hostname(), caller);
+  const mailFrom = checkMailFrom(options.mailFrom ?? `verify@${heloName}`, caller);
   const defaults = { heloName, mailFrom, maxConnections: options.smtp?.maxConnections ?? 50 };
-  return readEgresses(options.smtp?.egress, defaults, 'createVerifier: option smtp.egress');
+  return readEgresses(options.smtp?.egress, defaults, `${caller}: option smtp.egress`);
 }
 
 /**

@@ -321,6 +321,7 @@ function openSession(options: SmtpOpenOptions, transportOptions: NodemailerTrans
         options.signal?.removeEventListener('abort', onAbort);
         const session = new NodemailerSession(conn, socket, probe.send, {
           greeting: greeting ?? parseReply('220 \r\n'),
+          hello,
           extensions: extensionsOf(log, probe.extensions),
           secure: conn.secure,
           commandTimeoutMs: options.commandTimeoutMs,
@@ -412,6 +413,7 @@ interface PendingCommand {
 
 interface SessionState {
   greeting: SmtpReply;
+  hello: SmtpReply | undefined;
   extensions: ReadonlySet<string>;
   secure: boolean;
   commandTimeoutMs: number;
@@ -419,6 +421,7 @@ interface SessionState {
 
 class NodemailerSession implements SmtpSession {
   readonly greeting: SmtpReply;
+  readonly hello: SmtpReply | undefined;
   readonly extensions: ReadonlySet<string>;
   readonly secure: boolean;
   private isClosed = false;
@@ -443,6 +446,7 @@ class NodemailerSession implements SmtpSession {
     state: SessionState,
   ) {
     this.greeting = state.greeting;
+    this.hello = state.hello;
     this.extensions = state.extensions;
     this.secure = state.secure;
     this.commandTimeoutMs = state.commandTimeoutMs;

@@ -61,6 +61,11 @@ export interface SmtpCommandOptions {
  */
 export interface SmtpSession {
   readonly greeting: SmtpReply;
+  /**
+   * The reply to the last EHLO (or HELO), when the transport keeps it: many exchangers name the client's address in
+   * brackets there (`250-mx.example.com Hello, [203.0.113.5]`), which tells a host behind NAT or a proxy its public one.
+   */
+  readonly hello?: SmtpReply;
   /** The EHLO keywords in upper case (`PIPELINING`, `SMTPUTF8`, `SIZE`, ...); empty after a HELO fallback. */
   readonly extensions: ReadonlySet<string>;
   /** True after a successful STARTTLS. */

@@ -37,6 +37,8 @@ const ZONES: Zones = {
   'zero-ttl.test': { mx: [{ priority: 10, exchange: 'mx.zero-ttl.test' }], ttl: 0 },
   'resolver-lab.com': { mx: [{ priority: 10, exchange: 'mx.resolver-lab.com' }] },
   'mx.resolver-lab.com': { a: ['192.0.2.20'] },
+  '20.2.0.192.in-addr.arpa': { ptr: ['mx.resolver-lab.com.'] },
+  'txt.resolver-lab.com': { txt: ['v=spf1 ip4:192.0.2.20 -all', `long ${'x'.repeat(300)}`] },
 };
 
 const TIMEOUT_MS = 700;
@@ -74,6 +76,14 @@ describe('answers', () => {
 
   it('a null MX reads as exchange "" priority 0, as with Node', async () => {
     expect(await resolver.resolveMx('null-mx.test')).toEqual([{ exchange: '', priority: 0, ttl: 300 }]);
+  });
+
+  it('PTR names without their trailing dot, and TXT records as their character-strings, as node:dns gives them', async () => {
+    expect(await resolver.resolvePtr('20.2.0.192.in-addr.arpa')).toEqual(['mx.resolver-lab.com']);
+    const txt = await resolver.resolveTxt('txt.resolver-lab.com');
+    expect(txt).toEqual([['v=spf1 ip4:192.0.2.20 -all'], [`long ${'x'.repeat(250)}`, 'x'.repeat(50)]]);
+    await expect(resolver.resolvePtr('21.2.0.192.in-addr.arpa')).rejects.toMatchObject({ code: 'ENOTFOUND', syscall: 'queryPtr' });
+    await expect(resolver.resolveTxt('mx.resolver-lab.com')).rejects.toMatchObject({ code: 'ENODATA', syscall: 'queryTxt' });
   });
 
   it('names are case-insensitive and may end with a dot', async () => {

@@ -13,6 +13,8 @@ export interface ZoneRecords {
   mx?: Array<{ priority: number; exchange: string }>;
   a?: string[];
   aaaa?: string[];
+  /** PTR records (reverse names such as `5.0.0.127.in-addr.arpa`): the host names they point to. */
+  ptr?: string[];
   /** Followed within the zones for every other type. */
   cname?: string;
   /** One TXT record per string (split into 255-byte character-strings on the wire). */
@@ -107,6 +109,8 @@ function recordsOfType(records: ZoneRecords, owner: string, type: string): Answe
       }));
     case 'TXT':
       return (records.txt ?? []).map((text) => ({ type: 'TXT', name: owner, ttl, data: characterStrings(text) }));
+    case 'PTR':
+      return (records.ptr ?? []).map((data) => ({ type: 'PTR', name: owner, ttl, data }));
     case 'CNAME':
       return records.cname === undefined ? [] : [{ type: 'CNAME', name: owner, ttl, data: records.cname }];
     default:
@@ -158,7 +162,7 @@ function validateZones(zones: Zones): Map<string, ZoneRecords> {
   for (const [name, records] of Object.entries(zones)) {
     const problem = (what: string): Error => new Error(`lab DNS zone ${JSON.stringify(name)}: ${what}`);
     // dns-packet writes a label over 63 bytes without complaint, as a corrupt packet.
-    for (const domain of [name, records.cname ?? '', ...(records.mx ?? []).map((mx) => mx.exchange)]) {
+    for (const domain of [name, records.cname ?? '', ...(records.mx ?? []).map((mx) => mx.exchange), ...(records.ptr ?? [])]) {
       if (!isEncodableName(domain)) throw problem(`${JSON.stringify(domain)} is not a valid domain name`);
     }
     for (const ip of records.a ?? []) if (!isIPv4(ip)) throw problem(`A ${JSON.stringify(ip)} is not an IPv4 address`);

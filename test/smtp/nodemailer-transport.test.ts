@@ -276,6 +276,9 @@ describe('opening a session', () => {
     expect(session.closed).toBe(false);
     // smtp-server 3.21 hides ENHANCEDSTATUSCODES and DSN by default (the enhanced codes below are in the texts).
     expect([...session.extensions].sort()).toEqual(['8BITMIME', 'AUTH', 'PIPELINING', 'SIZE', 'SMTPUTF8']);
+    // The EHLO reply as it came: its first line names the client's address in brackets.
+    expect(session.hello?.code).toBe(250);
+    expect(session.hello?.lines[0]).toMatch(/\[127\.0\.0\.1\]$/);
 
     expect((await session.mail('sender@example.net')).code).toBe(250);
     expect((await session.rcpt('ok@example.org')).code).toBe(250);
