@@ -297,7 +297,7 @@ describe('mailverify check --checks syntax', () => {
     expect(mailverify(['check', '-', '--output', 'csv', '--csv-formulas', 'off'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--csv-formulas must be escape or keep, got off/) });
   });
 
-  const soffice = libreOfficeForTests("the CLI's CSV output was");
+  const soffice = libreOfficeForTests("the CLI's CSV output");
   if (soffice !== null) {
     it('writes CSV that LibreOffice, evaluating formulas, opens as text; with --csv-formulas keep, as formulas', async () => {
       const input = '=1+1\n=HYPERLINK("http://x","y")\n';

@@ -8,11 +8,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { runCli } from '../lab/serve-process.js';
 import { startSocksProxy, type SocksProxyProcess } from '../lab/socks-proxy.js';
+import { MICROSOCKS, needing } from '../lab/system-programs.js';
 
 const PROXY_PASSWORD = 'doctor-cli-Pr0xy-secret';
 
 let lab: MailLab;
 let proxy: SocksProxyProcess;
+const proxyIt = needing(MICROSOCKS, 'the doctor command test of a SOCKS5 proxy (microsocks)').it;
 let dir: string;
 
 beforeAll(async () => {
@@ -29,7 +31,7 @@ beforeAll(async () => {
       '61.0.0.127.bl.example-dnsbl.com': { a: ['127.0.0.2'] },
     },
   });
-  proxy = await startSocksProxy({ username: 'prober', password: PROXY_PASSWORD, bindAddress: '127.0.0.57' });
+  if (proxyIt === it) proxy = await startSocksProxy({ username: 'prober', password: PROXY_PASSWORD, bindAddress: '127.0.0.57' });
   dir = mkdtempSync(join(tmpdir(), 'mailverify-doctor-'));
 });
 
@@ -130,7 +132,7 @@ describe('mailverify doctor', () => {
     expect(rows.at(-1)![3]).toMatch(/ — outbound port 25 is closed here .*--smtp-proxy/);
   });
 
-  it('--public-address gives the address; a SOCKS5 proxy with a wrong password fails, its password appears nowhere', async () => {
+  proxyIt('--public-address gives the address; a SOCKS5 proxy with a wrong password fails, its password appears nowhere', async () => {
     const file = join(dir, 'proxy-url');
     writeFileSync(file, `${proxy.url.replace(PROXY_PASSWORD, 'Wrong-Pa55-doctor')}\n`);
     const result = await runCli(labArgs('--smtp-proxy-file', file, '--public-address', '127.0.0.60'));

@@ -9,12 +9,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { runCli, startServe } from '../lab/serve-process.js';
 import { startSocksProxy, type SocksProxyProcess } from '../lab/socks-proxy.js';
+import { MICROSOCKS, needing } from '../lab/system-programs.js';
 
 const PROXY_PASSWORD = 'cli-Proxy-s3cret';
 const ROOT_PASSWORD = 'egress-root-password';
 
 let lab: MailLab;
 let proxy: SocksProxyProcess;
+const proxyIt = needing(MICROSOCKS, 'the command-line tests through a SOCKS5 proxy (microsocks)').it;
 let dir: string;
 
 beforeAll(async () => {
@@ -26,7 +28,7 @@ beforeAll(async () => {
     },
     domains: { 'one-egress.com': ['mx'], 'two-egress.com': ['other'], 'limited-egress.com': ['limited'] },
   });
-  proxy = await startSocksProxy({ username: 'prober', password: PROXY_PASSWORD, bindAddress: '127.0.0.7' });
+  if (proxyIt === it) proxy = await startSocksProxy({ username: 'prober', password: PROXY_PASSWORD, bindAddress: '127.0.0.7' });
   dir = mkdtempSync(join(tmpdir(), 'mailverify-egress-'));
 });
 
@@ -47,14 +49,14 @@ const check = (...flags: string[]) => ['check', '-', '--checks', 'smtp', ...labA
 const peers = () => [...lab.peers('mx'), ...lab.peers('other')];
 
 describe('mailverify check with an egress', () => {
-  it('--smtp-proxy: every probe goes through the proxy', async () => {
+  proxyIt('--smtp-proxy: every probe goes through the proxy', async () => {
     const result = await run(check('--smtp-proxy', proxy.url), input);
     expect(result.code).toBe(0);
     expect(statuses(result.stdout)).toEqual(['Success', 'MailboxDoesNotExist', 'Success']);
     expect(new Set(peers())).toEqual(new Set(['127.0.0.7']));
   });
 
-  it('--smtp-proxy-file with a wrong password: SmtpConnectionFailure and one warning naming the egress, no password anywhere', async () => {
+  proxyIt('--smtp-proxy-file with a wrong password: SmtpConnectionFailure and one warning naming the egress, no password anywhere', async () => {
     const file = join(dir, 'proxy-url');
     writeFileSync(file, `${proxy.url.replace(PROXY_PASSWORD, 'Wrong-pa55')}\n`);
     const result = await run(check('--smtp-proxy-file', file), input);
@@ -66,7 +68,7 @@ describe('mailverify check with an egress', () => {
     expect(peers()).toEqual([]);
   });
 
-  it('--smtp-local-address and --smtp-egress-file: the connections leave from the addresses given', async () => {
+  proxyIt('--smtp-local-address and --smtp-egress-file: the connections leave from the addresses given', async () => {
     const bound = await run(check('--smtp-local-address', '127.0.0.5'), input);
     expect(statuses(bound.stdout)).toEqual(['Success', 'MailboxDoesNotExist', 'Success']);
     expect(new Set(peers())).toEqual(new Set(['127.0.0.5']));
@@ -91,7 +93,7 @@ describe('mailverify check with an egress', () => {
       [['--smtp-local-address', 'here'], /^mailverify: --smtp-local-address must be an IP address, got here/mu],
       [['--smtp-egress-file', file], /^mailverify: --smtp-egress-file: .*bad-egress\.json\[0\]\.id must be/mu],
       [['--smtp-proxy-file', join(dir, 'missing')], /^mailverify: --smtp-proxy-file: .*missing cannot be read: ENOENT/mu],
-      [['--smtp-proxy', proxy.url, '--smtp-local-address', '127.0.0.5'], /--smtp-proxy and --smtp-local-address both set the egress/u],
+      [['--smtp-proxy', `socks5://prober:${PROXY_PASSWORD}@127.0.0.1:1080`, '--smtp-local-address', '127.0.0.5'], /--smtp-proxy and --smtp-local-address both set the egress/u],
     ];
     for (const [flags, message] of cases) {
       const result = await run(check(...flags), input);
@@ -117,7 +119,7 @@ describe('mailverify serve with an egress', () => {
     return body.entries.data.map((entry) => entry.status);
   }
 
-  it('MAILVERIFY_SMTP_PROXY_FILE: jobs are verified through the proxy; nothing it writes at trace level holds the password', async () => {
+  proxyIt('MAILVERIFY_SMTP_PROXY_FILE: jobs are verified through the proxy; nothing it writes at trace level holds the password', async () => {
     const file = join(dir, 'serve-proxy-url');
     writeFileSync(file, proxy.url);
     const server = await startServe(
@@ -148,7 +150,7 @@ describe('mailverify serve with an egress', () => {
     } finally {
       await server.stop();
     }
-    const both = await run(['serve', '--port', '0', '--data-dir', join(dir, 'serve-both'), '--config', config, '--smtp-proxy', proxy.url], '', {
+    const both = await run(['serve', '--port', '0', '--data-dir', join(dir, 'serve-both'), '--config', config, '--smtp-proxy', `socks5://prober:${PROXY_PASSWORD}@127.0.0.1:1080`], '', {
       MAILVERIFY_ROOT_PASSWORD: ROOT_PASSWORD,
     });
     expect(both.code).toBe(2);

@@ -8,12 +8,14 @@ import { labVerifier } from '../lab/lab-verifier.js';
 import { expectNoLeak } from '../lab/leaks.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { startSocksProxy, type SocksProxyProcess } from '../lab/socks-proxy.js';
+import { MICROSOCKS, needing } from '../lab/system-programs.js';
 
 const PASSWORD = 'egress-Pa55word';
 const SERVERS = ['mx1', 'mx2', 'mx3', 'mx4'] as const;
 
 let lab: MailLab;
 let proxy: SocksProxyProcess;
+const proxyIt = needing(MICROSOCKS, 'the engine tests through a SOCKS5 proxy (microsocks)').it;
 const verifiers: Verifier[] = [];
 
 beforeAll(async () => {
@@ -21,7 +23,7 @@ beforeAll(async () => {
     servers: Object.fromEntries(SERVERS.map((name) => [name, { mailboxes: ['alice', 'bob'] }])),
     domains: Object.fromEntries(SERVERS.map((name) => [`${name}-egress.com`, [name]])),
   });
-  proxy = await startSocksProxy({ username: 'prober', password: PASSWORD, bindAddress: '127.0.0.7' });
+  if (proxyIt === it) proxy = await startSocksProxy({ username: 'prober', password: PASSWORD, bindAddress: '127.0.0.7' });
 });
 
 afterAll(async () => {
@@ -68,7 +70,7 @@ function sessions(events: SmtpSessionEvent[], kind: SmtpSessionEvent['event']): 
 }
 
 describe('smtp.egress', () => {
-  it('spreads connections over a source address and a proxy, each with its own EHLO name and sender', async () => {
+  proxyIt('spreads connections over a source address and a proxy, each with its own EHLO name and sender', async () => {
     const events: SmtpSessionEvent[] = [];
     const verifier = labVerifier(lab, {
       observer: { smtpSession: (event) => events.push(event) },
@@ -103,7 +105,7 @@ describe('smtp.egress', () => {
     expect(connections).toBe(opened.length);
   });
 
-  it('tries another egress when a proxy refuses its credentials, warns once naming it, never shows the password', async () => {
+  proxyIt('tries another egress when a proxy refuses its credentials, warns once naming it, never shows the password', async () => {
     const events: SmtpSessionEvent[] = [];
     const wrong = proxy.url.replace(PASSWORD, 'not-the-password');
     let entries = new Map<string, Entry>();
@@ -130,7 +132,7 @@ describe('smtp.egress', () => {
     }
   });
 
-  it('gives SmtpConnectionFailure when the only egress cannot be used, and leaves nothing open', async () => {
+  proxyIt('gives SmtpConnectionFailure when the only egress cannot be used, and leaves nothing open', async () => {
     for (const egress of [
       { id: 'wrong-creds', proxy: proxy.url.replace(PASSWORD, 'nope') },
       // An address this host does not have: binding it fails (EADDRNOTAVAIL).

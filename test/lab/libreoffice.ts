@@ -4,27 +4,15 @@
 // throw-away profile (-env:UserInstallation), so runs do not share or wait on a running instance, and a time limit;
 // its folder is removed afterwards.
 import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as XLSX from '@e965/xlsx';
+import { findProgram, programForTests, type SystemProgram } from './system-programs.js';
 
-/** The LibreOffice program on the PATH (`soffice`, or `libreoffice`), or null when it is not installed. */
-export function findSoffice(): string | null {
-  for (const folder of (process.env['PATH'] ?? '').split(delimiter)) {
-    for (const name of ['soffice', 'libreoffice']) {
-      const path = join(folder, name);
-      try {
-        accessSync(path, constants.X_OK);
-        return path;
-      } catch {
-        // not here
-      }
-    }
-  }
-  return null;
-}
+/** LibreOffice: optional even in CI (a large package that may fail to install); its tests then check the rule only. */
+const LIBREOFFICE: SystemProgram = { names: ['soffice', 'libreoffice'], debianPackage: 'libreoffice-calc-nogui' };
 
 /**
  * LibreOffice for the tests that open files in it, or null when it is not installed: then those tests are not
@@ -32,13 +20,9 @@ export function findSoffice(): string | null {
  * MAILVERIFY_REQUIRE_LIBREOFFICE=1 (a CI image that installs it) its absence is an error instead.
  */
 export function libreOfficeForTests(what: string): string | null {
-  const soffice = findSoffice();
-  if (soffice !== null) return soffice;
-  if (process.env['MAILVERIFY_REQUIRE_LIBREOFFICE'] === '1') {
-    throw new Error('MAILVERIFY_REQUIRE_LIBREOFFICE=1, but LibreOffice (soffice) is not on the PATH');
-  }
-  process.stderr.write(`NOTE: LibreOffice (soffice) is not installed: ${what} not opened in LibreOffice; install libreoffice-calc-nogui to run that test.\n`);
-  return null;
+  const required = process.env['MAILVERIFY_REQUIRE_LIBREOFFICE'] === '1';
+  if (required && findProgram(LIBREOFFICE.names) === null) throw new Error('MAILVERIFY_REQUIRE_LIBREOFFICE=1, but LibreOffice (soffice) is not on the PATH');
+  return programForTests(LIBREOFFICE, `the tests that open ${what} in LibreOffice`);
 }
 
 /** A cell as LibreOffice read it: its value, and its formula when it became one. */

@@ -3,14 +3,15 @@
 // (HTTP Basic with the app's key and an empty password, a JSON body) and polls it. From the trusted origin the job is
 // verified; the same page from another origin is refused (the browser's fetch fails: the 403 carries no CORS grant),
 // and the server stored nothing for it.
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { CHROMIUM, needing } from '../lab/system-programs.js';
 import { createServer } from '../../src/server/app.js';
 
 const ROOT = 'root';
@@ -49,25 +50,8 @@ async function verify(api, key) {
 </script>
 </body></html>`;
 
-/** Debian's Chromium, or the browser CHROMIUM_PATH names; the test fails, saying how to install it, without one. */
-function chromiumPath(): string {
-  const named = process.env['CHROMIUM_PATH'];
-  const candidates = named !== undefined && named !== ''
-    ? [named]
-    : (process.env['PATH'] ?? '').split(delimiter).flatMap((dir) => ['chromium', 'chromium-browser'].map((name) => join(dir, name)));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not this one
-    }
-  }
-  throw new Error(
-    'No Chromium to run the browser test: install Debian\'s package (`apt-get install -y chromium`; .ci/run does) ' +
-      'or set CHROMIUM_PATH to a Chromium executable.',
-  );
-}
+/** Debian's Chromium, or the browser CHROMIUM_PATH names; without one the tests are not defined (a note says so). */
+const chromiumProgram = needing(CHROMIUM, 'the browser tests of trusted origins (headless Chromium)');
 
 let dir: string;
 let mailverify: FastifyInstance;
@@ -76,12 +60,12 @@ const pages: HttpServer[] = [];
 let launched: Promise<Browser> | undefined;
 
 /**
- * The browser, launched by the first test that needs it: without Chromium each test fails with the message of
- * chromiumPath (a failure of beforeAll would leave its tests counted as skipped).
+ * The browser, launched by the first test that needs it (a failure of beforeAll would leave its tests counted as
+ * skipped).
  */
 function browser(): Promise<Browser> {
   // As root, for Debian's package: Chromium's sandbox needs user namespaces that a root process in a container lacks.
-  launched ??= Promise.resolve().then(() => chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox'] }));
+  launched ??= Promise.resolve().then(() => chromium.launch({ executablePath: chromiumProgram.path!, headless: true, args: ['--no-sandbox'] }));
   return launched;
 }
 
@@ -130,7 +114,7 @@ async function runPage(origin: string, key: string): Promise<any> {
 }
 
 describe('a BrowserApp in headless Chromium', () => {
-  it('the page of a trusted origin submits and polls a job; the same page from another origin is refused', { timeout: 60_000 }, async () => {
+  chromiumProgram.it('the page of a trusted origin submits and polls a job; the same page from another origin is refused', { timeout: 60_000 }, async () => {
     const trustedOrigin = await pageServer();
     const otherOrigin = await pageServer();
     expect(trustedOrigin).not.toBe(otherOrigin);
@@ -157,7 +141,7 @@ describe('a BrowserApp in headless Chromium', () => {
     expect(jobs.body.data).toHaveLength(1);
   });
 
-  it('with trusted origins disabled, the page of any origin gets its answer', { timeout: 60_000 }, async () => {
+  chromiumProgram.it('with trusted origins disabled, the page of any origin gets its answer', { timeout: 60_000 }, async () => {
     const anyOrigin = await pageServer();
     const created = await call('POST', '/v2.7/users', { type: 'BrowserApp', displayName: 'Open form' });
     expect(created.status, JSON.stringify(created.body)).toBe(200);

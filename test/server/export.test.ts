@@ -396,7 +396,7 @@ describe('CSV: text a spreadsheet would take for a formula', () => {
     }
   });
 
-  const soffice = libreOfficeForTests('the CSV export was');
+  const soffice = libreOfficeForTests('the CSV export');
   if (soffice !== null) {
     it('LibreOffice, evaluating formulas, opens every cell of the export as text: no formula, the quote shown', async () => {
       const cells = await openCsvInLibreOffice(soffice, csv);

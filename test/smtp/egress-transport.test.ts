@@ -7,6 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { expectNoLeak } from '../lab/leaks.js';
 import { rejection } from '../lab/transport-rejection.js';
 import { startSocksProxy, type SocksProxyProcess } from '../lab/socks-proxy.js';
+import { MICROSOCKS, needing } from '../lab/system-programs.js';
 import { parseSocksUrl } from '../../src/smtp/egress/egresses.js';
 import { createNodemailerTransport } from '../../src/smtp/nodemailer-transport.js';
 import type { EgressRoute, SmtpOpenOptions } from '../../src/smtp/transport.js';
@@ -89,9 +90,10 @@ afterEach(async () => {
 });
 
 let proxy: SocksProxyProcess;
+const proxyIt = needing(MICROSOCKS, 'the transport tests through a SOCKS5 proxy (microsocks)').it;
 beforeAll(async () => {
-  proxy = await startSocksProxy({ username: 'prober', password: PASSWORD, bindAddress: '127.0.0.7' });
-  return () => proxy.stop();
+  if (proxyIt === it) proxy = await startSocksProxy({ username: 'prober', password: PASSWORD, bindAddress: '127.0.0.7' });
+  return () => proxy?.stop();
 });
 
 /**
@@ -115,7 +117,7 @@ function options(port: number, egress: EgressRoute | undefined, connectTimeoutMs
 }
 
 describe('egresses of the nodemailer transport', () => {
-  it('reaches the exchanger through a SOCKS5 proxy with user and password: the exchanger sees the proxy\'s address', async () => {
+  proxyIt('reaches the exchanger through a SOCKS5 proxy with user and password: the exchanger sees the proxy\'s address', async () => {
     const exchanger = await startExchanger();
     cleanups.push(() => exchanger.close());
     await expectNoLeak(async () => {
@@ -138,7 +140,7 @@ describe('egresses of the nodemailer transport', () => {
     expect(exchanger.peers).toEqual(['127.0.0.5', '127.0.0.6']);
   });
 
-  it('refused credentials: a connection failure of the egress, its message without the password', async () => {
+  proxyIt('refused credentials: a connection failure of the egress, its message without the password', async () => {
     const exchanger = await startExchanger();
     cleanups.push(() => exchanger.close());
     await expectNoLeak(async () => {
@@ -152,7 +154,7 @@ describe('egresses of the nodemailer transport', () => {
     expect(exchanger.peers).toEqual([]);
   });
 
-  it('the proxy cannot reach the exchanger: a connection failure of the exchanger, not of the egress', async () => {
+  proxyIt('the proxy cannot reach the exchanger: a connection failure of the exchanger, not of the egress', async () => {
     const closed = await startExchanger();
     const port = closed.port;
     await closed.close();
