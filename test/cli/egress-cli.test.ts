@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
-import { runCli, startServe } from '../lab/serve-process.js';
+import { runCli, startServe, verifyThroughServe } from '../lab/serve-process.js';
 import { startSocksProxy, type SocksProxyProcess } from '../lab/socks-proxy.js';
 import { MICROSOCKS, needing } from '../lab/system-programs.js';
 
@@ -108,16 +108,8 @@ describe('mailverify check with an egress', () => {
 describe('mailverify serve with an egress', () => {
   const headers = { authorization: `Basic ${Buffer.from(`root:${ROOT_PASSWORD}`).toString('base64')}`, 'content-type': 'application/json' };
 
-  async function verifyThrough(origin: string): Promise<string[]> {
-    const submitted = await fetch(`${origin}/v2.7/email-validations?waitTime=20000`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ entries: input.trim().split('\n').map((inputData) => ({ inputData })) }),
-    });
-    expect(submitted.status).toBe(200);
-    const body = (await submitted.json()) as { entries: { data: { status: string }[] } };
-    return body.entries.data.map((entry) => entry.status);
-  }
+  const verifyThrough = async (origin: string) =>
+    (await verifyThroughServe(origin, ROOT_PASSWORD, input.trim().split('\n'))).map((entry) => entry.status);
 
   proxyIt('MAILVERIFY_SMTP_PROXY_FILE: jobs are verified through the proxy; nothing it writes at trace level holds the password', async () => {
     const file = join(dir, 'serve-proxy-url');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
-import { runCli, startServe } from '../lab/serve-process.js';
+import { runCli, startServe, verifyThroughServe } from '../lab/serve-process.js';
 
 const ROOT_PASSWORD = 'evidence-root-password';
 
@@ -53,17 +53,7 @@ describe('mailverify check --evidence', () => {
 });
 
 describe('mailverify serve --evidence', () => {
-  const headers = { authorization: `Basic ${Buffer.from(`root:${ROOT_PASSWORD}`).toString('base64')}`, 'content-type': 'application/json' };
-
-  async function entriesThrough(origin: string): Promise<Line[]> {
-    const submitted = await fetch(`${origin}/v2.7/email-validations?waitTime=20000`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ entries: input.trim().split('\n').map((inputData) => ({ inputData })) }),
-    });
-    expect(submitted.status).toBe(200);
-    return ((await submitted.json()) as { entries: { data: Line[] } }).entries.data;
-  }
+  const entriesThrough = (origin: string) => verifyThroughServe<Line>(origin, ROOT_PASSWORD, input.trim().split('\n'));
 
   it('the flag, and MAILVERIFY_EVIDENCE, add evidence to 2.x JSON entries', async () => {
     for (const [args, env] of [[['--evidence'], {}], [[], { MAILVERIFY_EVIDENCE: 'true' }]] as const) {

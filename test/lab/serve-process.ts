@@ -75,3 +75,17 @@ export async function startServe(
     },
   };
 }
+
+/**
+ * Submits `inputs` as one 2.x job to a served process as root and waits for it (waitTime), throwing unless it was
+ * answered complete; the job's entries.
+ */
+export async function verifyThroughServe<T = { status: string }>(origin: string, rootPassword: string, inputs: readonly string[]): Promise<T[]> {
+  const submitted = await fetch(`${origin}/v2.7/email-validations?waitTime=20000`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`root:${rootPassword}`).toString('base64')}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ entries: inputs.map((inputData) => ({ inputData })) }),
+  });
+  if (submitted.status !== 200) throw new Error(`the job was answered ${submitted.status}: ${await submitted.text()}`);
+  return ((await submitted.json()) as { entries: { data: T[] } }).entries.data;
+}

@@ -57,5 +57,5 @@ export function programForTests(program: SystemProgram, what: string): string | 
  */
 export function needing(program: SystemProgram, what: string): { readonly path: string | null; readonly it: typeof it } {
   const path = programForTests(program, what);
-  return { path, it: path === null ? it.skip : it };
+  return { path, it: path === null ? (it.skip as unknown as typeof it) : it };
 }
