@@ -17,7 +17,7 @@ const KEY_TTL_MS = DAY_MS + 2 * MINUTE_MS;
 // KEYS: minute (zset of RCPT times), day buckets (zset of bucket starts), day counts (hash), day total, sequence.
 // ARGV: wanted, perMinute (-1: none), perDay (-1: none), key TTL.
 // Returns: granted, wait (ms) when nothing was granted, day spent now (0/1), then for peek: day spent after the
-// grant (0/1) and the wait until the minute has room after it (0: room).
+// grant (0/1) and the wait until the minute has room after it (0: room); and the time the grant's RCPTs carry.
 const TAKE = new RedisScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -35,7 +35,7 @@ end
 if #old > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', horizon) end
 if total < 0 then total = 0 end
 redis.call('SET', KEYS[4], total, 'PX', ttl)
-if perDay >= 0 and total >= perDay then return {0, 0, 1, 1, 0} end
+if perDay >= 0 and total >= perDay then return {0, 0, 1, 1, 0, now} end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${MINUTE_MS})
 local inMinute = redis.call('ZCARD', KEYS[1])
 local granted = wanted
@@ -49,7 +49,7 @@ local function roomIn()
 end
 if granted == 0 then
   local wait = roomIn()
-  return {0, wait, 0, 0, wait}
+  return {0, wait, 0, 0, wait, now}
 end
 if perMinute >= 0 then
   local last = redis.call('INCRBY', KEYS[5], granted)
@@ -68,13 +68,21 @@ local spent = 0
 if perDay >= 0 and total >= perDay then spent = 1 end
 local full = 0
 if perMinute >= 0 and inMinute + granted >= perMinute then full = roomIn() end
-return {granted, 0, 0, spent, full}
+return {granted, 0, 0, spent, full, now}
 `);
 
-// The same KEYS; ARGV: count, perMinute (-1: none). The newest RCPTs of the minute and of the day go.
+// The same KEYS; ARGV: count, perMinute (-1: none), the grant's time (-1: the newest RCPTs). The grant's RCPTs of
+// the minute, and the newest of the day, go.
 const GIVE_BACK = new RedisScript(`
 local count = tonumber(ARGV[1])
-if tonumber(ARGV[2]) >= 0 then redis.call('ZPOPMAX', KEYS[1], count) end
+if tonumber(ARGV[2]) >= 0 then
+  if tonumber(ARGV[3]) >= 0 then
+    local own = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[3], ARGV[3], 'LIMIT', 0, count)
+    if #own > 0 then redis.call('ZREM', KEYS[1], unpack(own)) end
+  else
+    redis.call('ZPOPMAX', KEYS[1], count)
+  end
+end
 local total = tonumber(redis.call('GET', KEYS[4]) or '0')
 local left = count
 while left > 0 do
@@ -97,6 +105,20 @@ redis.call('SET', KEYS[4], total, 'KEEPTTL')
 return total
 `);
 
+// KEYS: minute, sequence. ARGV: count, the grant's time, key TTL. Up to `count` of the grant's RCPTs count from now.
+const RESTAMP = new RedisScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local count = tonumber(ARGV[1])
+local own = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[2], 'LIMIT', 0, count)
+if #own > 0 then redis.call('ZREM', KEYS[1], unpack(own)) end
+local last = redis.call('INCRBY', KEYS[2], count)
+for i = 1, count do redis.call('ZADD', KEYS[1], now, now .. ':' .. (last - count + i)) end
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
+redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
+return now
+`);
+
 /** What this process last learned of a pair, for `peek` (performance.now()'s clock). */
 interface Known {
   daySpent: boolean;
@@ -106,6 +128,8 @@ interface Known {
 export class RedisRecipientLedger implements RecipientLedger {
   private readonly known = new Map<string, Known>();
   private readonly fallback = new LocalRecipientLedger();
+  /** Grants the fallback made (Redis away): given back and restamped there. */
+  private readonly fallbackGrants = new WeakSet<Grant>();
   private failing = false;
 
   /** `keyPrefix`: `mailverify:<prefix>:` (redis.ts); `onError` hears the first failure of a run of them. */
@@ -123,22 +147,35 @@ export class RedisRecipientLedger implements RecipientLedger {
       this.failing = false;
     } catch (error) {
       this.failed(error);
-      return this.fallback.take(egress, provider, wanted, limits);
+      const grant = await this.fallback.take(egress, provider, wanted, limits);
+      this.fallbackGrants.add(grant);
+      return grant;
     }
-    const [granted = 0, retryInMs = 0, daySpent = 0, spentAfter = 0, roomIn = 0] = answer;
+    const [granted = 0, retryInMs = 0, daySpent = 0, spentAfter = 0, roomIn = 0, at = 0] = answer;
     this.known.set(pairKey(egress, provider), { daySpent: spentAfter === 1, roomAt: roomIn > 0 ? performance.now() + roomIn : 0 });
-    return { granted, retryInMs, daySpent: daySpent === 1 };
+    return { granted, retryInMs, daySpent: daySpent === 1, ...(granted > 0 && { at }) };
   }
 
-  async giveBack(egress: string, provider: string, count: number, limits: RateLimits): Promise<void> {
+  async giveBack(egress: string, provider: string, count: number, limits: RateLimits, grant?: Grant): Promise<void> {
     if (count <= 0 || (limits.perMinute === undefined && limits.perDay === undefined)) return;
+    if (grant !== undefined && this.fallbackGrants.has(grant)) return this.fallback.giveBack(egress, provider, count, limits, grant);
     const known = this.known.get(pairKey(egress, provider));
     if (known !== undefined) known.roomAt = 0;
     try {
-      await GIVE_BACK.run(this.redis, this.keys(egress, provider), [count, limits.perMinute ?? -1]);
+      await GIVE_BACK.run(this.redis, this.keys(egress, provider), [count, limits.perMinute ?? -1, grant?.at ?? -1]);
     } catch (error) {
       this.failed(error);
-      await this.fallback.giveBack(egress, provider, count, limits);
+    }
+  }
+
+  async restamp(egress: string, provider: string, count: number, limits: RateLimits, grant: Grant): Promise<void> {
+    if (count <= 0 || limits.perMinute === undefined || grant.at === undefined) return;
+    if (this.fallbackGrants.has(grant)) return this.fallback.restamp(egress, provider, count, limits, grant);
+    const [minute, , , , sequence] = this.keys(egress, provider);
+    try {
+      await RESTAMP.run(this.redis, [minute!, sequence!], [count, grant.at, KEY_TTL_MS]);
+    } catch (error) {
+      this.failed(error);
     }
   }
 
