@@ -25,7 +25,7 @@ import { LRUCache } from 'lru-cache';
 import type { MailExchanger } from '../domain/mail-domain.js';
 import type { StatusCode } from '../status/catalogue.js';
 import { classifySmtpReply } from './classify.js';
-import { LocalRecipientLedger, type RateLimits, type RecipientLedger } from './egress/budget.js';
+import { LocalRecipientLedger, type Grant, type RateLimits, type RecipientLedger } from './egress/budget.js';
 import { Cooling, isAboutProber } from './egress/cooling.js';
 import type { Egress } from './egress/egresses.js';
 import { Providers, type Provider } from './egress/providers.js';
@@ -560,24 +560,26 @@ export class SmtpProber {
         // A cooling pair takes no new transaction: the session ends after its current one.
         if (this.cooling.isCooling(egress.id, provider.id)) break;
         let allowance = Infinity;
+        let grant: Grant | null = null;
         if (limits !== null) {
           const wanted = Math.min(queue.recipients.length + queue.suspects.length + queue.checks.length, this.fullRound + queue.checks.length);
           if (wanted === 0) break;
-          const grant = await this.ledger.take(egress.id, provider.id, wanted, limits);
+          const taken = await this.ledger.take(egress.id, provider.id, wanted, limits);
           // The day's budget is spent here: the work goes by another egress, or is deferred, once this session ends.
-          if (grant.daySpent) break;
-          if (grant.granted === 0) {
+          if (taken.daySpent) break;
+          if (taken.granted === 0) {
             // Over the minute's rate: another egress with room takes the work (once this session ends), else it waits
             // here in the open session.
             if (this.usableEgresses(queue).length > 0) break;
-            await new Promise((resolve) => setTimeout(resolve, grant.retryInMs));
+            await new Promise((resolve) => setTimeout(resolve, taken.retryInMs));
             if (session.closed) break;
             continue;
           }
-          allowance = grant.granted;
+          grant = taken;
+          allowance = taken.granted;
         }
         const round = this.takeRound(queue, session, route, egress, starting, allowance);
-        if (limits !== null) await this.ledger.giveBack(egress.id, provider.id, allowance - (round === null ? 0 : rcptsOf(round)), limits);
+        if (grant !== null) await this.ledger.giveBack(egress.id, provider.id, allowance - (round === null ? 0 : rcptsOf(round)), limits!, grant);
         started();
         if (round === null) break;
         queue.rounds.add(round);
@@ -589,6 +591,8 @@ export class SmtpProber {
           for (const p of roundRecipients(round)) this.settle(p, 'UnhandledException');
         } finally {
           queue.rounds.delete(round);
+          // Its RCPTs have all reached the server by now: the minute's window counts them from here.
+          if (grant !== null) await this.ledger.restamp(egress.id, provider.id, rcptsOf(round), limits!, grant);
         }
         if (session.closed) break;
       }
@@ -819,7 +823,7 @@ export class SmtpProber {
     // A provider's rate may allow fewer RCPTs than that now.
     let room = Math.min(size ?? this.fullRound, allowance);
     // Probes count against a slow or rate-limited round (each is one more RCPT); a full round takes them all.
-    const slow = room < this.fullRound;
+    const slow = room < this.fullRound || allowance !== Infinity;
     const later: CatchAllCheck[] = [];
     for (const check of queue.checks) {
       if (check.fresh || !askable(check) || (slow && room === 0)) later.push(check);

@@ -82,6 +82,44 @@ describe('LocalRecipientLedger', () => {
   });
 });
 
+describe('LocalRecipientLedger, the times of a grant', () => {
+  it('a round\'s RCPTs count from when its replies are in, not from the grant (a server counts them on arrival)', async () => {
+    let now = 1_000_000;
+    const ledger = new LocalRecipientLedger(() => now);
+    const limits = { perMinute: 4 };
+    const grant = await ledger.take('e', 'p', 4, limits);
+    expect(grant.granted).toBe(4);
+    // The round took 2 s; its RCPTs reached the server during those.
+    now += 2_000;
+    await ledger.restamp('e', 'p', 4, limits, grant);
+    // 60 s after the grant the server still counts them all: nothing is granted until 60 s after the round's end.
+    now += 58_000;
+    expect(await ledger.take('e', 'p', 1, limits)).toEqual({ granted: 0, retryInMs: 2_000, daySpent: false });
+    now += 2_000;
+    expect((await ledger.take('e', 'p', 4, limits)).granted).toBe(4);
+  });
+
+  it('gives back what its own grant did not use, not a later grant\'s; a round that sent more counts them all', async () => {
+    let now = 1_000_000;
+    const ledger = new LocalRecipientLedger(() => now);
+    const limits = { perMinute: 10 };
+    const first = await ledger.take('e', 'p', 5, limits);
+    now += 10_000;
+    const second = await ledger.take('e', 'p', 5, limits);
+    // The first round used 2 of its 5: the second grant's 5 stay counted from their own time.
+    await ledger.giveBack('e', 'p', 3, limits, first);
+    now += 50_000;
+    // 60 s after the first grant only its 2 leave the window.
+    expect((await ledger.take('e', 'p', 10, limits)).granted).toBe(5);
+    now += 10_000;
+    // The second grant's round is long over, and it sent 6 (one more than granted): all 6 count from now.
+    await ledger.restamp('e', 'p', 6, limits, second);
+    expect((await ledger.take('e', 'p', 10, limits)).granted).toBe(0);
+    now += 60_000;
+    expect((await ledger.take('e', 'p', 10, limits)).granted).toBe(10);
+  });
+});
+
 describe('Providers', () => {
   const providers = new Providers(checkProviderProfiles([{ id: 'mine', match: ['*.mx.example.net'], egress: ['b'], recipientsPerMinute: 10 }], 'providers', ['a', 'b']), ['a', 'b']);
 

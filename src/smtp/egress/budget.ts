@@ -1,7 +1,8 @@
 /**
  * Recipient budgets per egress × provider: RCPT commands (real recipients and catch-all probes) in any 60 s and in any
  * 24 h, as a provider profile's `recipientsPerMinute` and `recipientsPerDay` allow. A session takes a grant before
- * each round and gives back what the round did not use. The in-process ledger is here; a cluster's is shared through
+ * each round and gives back what the round did not use; once the round's replies are in, its RCPTs count from then
+ * (a server counts them when they reach it, which can be well after the grant). The in-process ledger is here; a cluster's is shared through
  * Redis (src/cluster/budget.ts), behind the same interface.
  */
 
@@ -17,13 +18,20 @@ export interface Grant {
   readonly retryInMs: number;
   /** The day's budget is spent: this egress takes no more of the provider's recipients for now. */
   readonly daySpent: boolean;
+  /** With something granted: when its RCPTs were counted (the ledger's clock), which names the grant later. */
+  readonly at?: number;
 }
 
 export interface RecipientLedger {
   /** Up to `wanted` recipients for the pair now, recorded as sent. */
   take(egress: string, provider: string, wanted: number, limits: RateLimits): Promise<Grant>;
-  /** `count` recipients of the last grant that were not sent after all. */
-  giveBack(egress: string, provider: string, count: number, limits: RateLimits): Promise<void>;
+  /** `count` recipients of `grant` (default: the latest counted) that were not sent after all. */
+  giveBack(egress: string, provider: string, count: number, limits: RateLimits, grant?: Grant): Promise<void>;
+  /**
+   * The round of `grant` is over and `count` RCPTs of it were sent: they count from now rather than from the grant, so
+   * that the minute's window never frees before the server's own does (a count above what is left of the grant adds).
+   */
+  restamp(egress: string, provider: string, count: number, limits: RateLimits, grant: Grant): Promise<void>;
   /**
    * The pair's budget as last known, read without taking: whether the day is spent, and when the minute's window has
    * no room, the wait until it has (0 when it has room).
@@ -67,14 +75,18 @@ export class LocalRecipientLedger implements RecipientLedger {
     if (last !== undefined && last[0] === bucket) last[1] += granted;
     else pair.day.push([bucket, granted]);
     pair.dayTotal += granted;
-    return { granted, retryInMs: 0, daySpent: false };
+    return { granted, retryInMs: 0, daySpent: false, at: now };
   }
 
-  giveBack(egress: string, provider: string, count: number, limits: RateLimits): Promise<void> {
+  giveBack(egress: string, provider: string, count: number, limits: RateLimits, grant?: Grant): Promise<void> {
     if (count <= 0 || (limits.perMinute === undefined && limits.perDay === undefined)) return Promise.resolve();
     const pair = this.pairs.get(key(egress, provider));
     if (pair === undefined) return Promise.resolve();
-    if (limits.perMinute !== undefined) pair.minute.splice(Math.max(0, pair.minute.length - count));
+    if (limits.perMinute !== undefined) {
+      // The grant's own entries: a later grant's, removed instead, would leave this one's earlier times behind.
+      if (grant?.at === undefined) pair.minute.splice(Math.max(0, pair.minute.length - count));
+      else removeTimes(pair.minute, grant.at, count);
+    }
     let left = count;
     while (left > 0 && pair.day.length > 0) {
       const last = pair.day.at(-1)!;
@@ -84,6 +96,18 @@ export class LocalRecipientLedger implements RecipientLedger {
       pair.dayTotal -= taken;
       if (last[1] === 0) pair.day.pop();
     }
+    return Promise.resolve();
+  }
+
+  restamp(egress: string, provider: string, count: number, limits: RateLimits, grant: Grant): Promise<void> {
+    if (count <= 0 || limits.perMinute === undefined || grant.at === undefined) return Promise.resolve();
+    const pair = this.pairs.get(key(egress, provider));
+    if (pair === undefined) return Promise.resolve();
+    const now = this.now();
+    this.expire(pair, now);
+    removeTimes(pair.minute, grant.at, count);
+    // Now is the latest time: the window stays in order.
+    for (let i = 0; i < count; i++) pair.minute.push(now);
     return Promise.resolve();
   }
 
@@ -111,6 +135,15 @@ export class LocalRecipientLedger implements RecipientLedger {
     if (drop > 0) pair.minute.splice(0, drop);
     while (pair.day.length > 0 && pair.day[0]![0] + MINUTE_MS <= now - DAY_MS) pair.dayTotal -= pair.day.shift()![1];
   }
+}
+
+/** Removes up to `count` entries equal to `at` from the ordered `times`. */
+function removeTimes(times: number[], at: number, count: number): void {
+  const end = times.lastIndexOf(at);
+  if (end < 0) return;
+  let start = end;
+  while (start > 0 && end - start + 1 < count && times[start - 1] === at) start--;
+  times.splice(start, end - start + 1);
 }
 
 function key(egress: string, provider: string): string {
