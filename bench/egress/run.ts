@@ -7,7 +7,8 @@
  *
  * N, the RCPT commands the job needs at the least (every address once, and one catch-all probe per domain), is the
  * same in every configuration; R is N / (2 × egresses), so the requirement's bound N / (egresses × R) is 2 minutes,
- * and the floor of a sliding window (R at once, the next R when the first ones are 60 s old) is 1 minute.
+ * and the floor of a sliding window (R at once, the next R when the first ones are 60 s old) is 1 minute
+ * (`--windows=K`: R = N / (K × egresses), a bound of K minutes and a floor of K - 1).
  *
  * Per run: wall time of verifyMany, the limit replies the lab sent (its per-source counts), the coolings the engine
  * reported, and every verdict against the lab's truth: right, left unknown (a transient status, e.g. the 421's
@@ -18,9 +19,10 @@
  *   npm run bench:egress -- --runs=2 --configs=2p,2n  # a subset (egresses, p: profile, n: none), interleaved rounds
  *   npm run bench:egress -- --passes=2 --pass-delay-ms=1000   # a custom quality level instead of Standard's 1 pass
  *   npm run bench:egress -- --max-cooling-wait-ms=600000
+ *   npm run bench:egress -- --windows=4 --configs=2p,2n  # R a quarter of N per egress: 3 windows after the first
  *
- * The results are printed as markdown and written to bench/egress/last-run.md (with --passes: last-run-passes.md; not
- * with --quick).
+ * The results are printed as markdown and written to bench/egress/last-run.md (other settings: last-run-passes2.md,
+ * last-run-windows4.md ...; not with --quick).
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -42,8 +44,11 @@ const RUNS = Number(argument('runs') ?? 1);
 const PASSES = argument('passes') === undefined ? undefined : Number(argument('passes'));
 const PASS_DELAY_MS = Number(argument('pass-delay-ms') ?? 1_000);
 const MAX_COOLING_WAIT_MS = argument('max-cooling-wait-ms') === undefined ? undefined : Number(argument('max-cooling-wait-ms'));
-// A run with more passes keeps its own file: the main table stays the default quality's.
-const LAST_RUN = join(ROOT, PASSES === undefined ? 'bench/egress/last-run.md' : 'bench/egress/last-run-passes.md');
+/** N / (egresses × R): how many windows' worth of RCPTs the job needs. */
+const WINDOWS = Number(argument('windows') ?? 2);
+// A run with other settings keeps its own file: the main table stays the defaults'.
+const VARIANT = [PASSES !== undefined && `passes${PASSES}`, WINDOWS !== 2 && `windows${WINDOWS}`, MAX_COOLING_WAIT_MS !== undefined && `wait${MAX_COOLING_WAIT_MS}`].filter(Boolean).join('-');
+const LAST_RUN = join(ROOT, `bench/egress/last-run${VARIANT === '' ? '' : `-${VARIANT}`}.md`);
 const WINDOW_MS = 60_000;
 const EXCHANGERS = ['mx1', 'mx2', 'mx3', 'mx4', 'mx5'];
 const PROVIDER_HOST = 'example-provider.com';
@@ -117,7 +122,7 @@ interface Result {
 
 async function runOnce(config: Config, round: number): Promise<Result> {
   const { inputs, truth, domains } = job();
-  const r = Math.ceil(N / (2 * config.egresses));
+  const r = Math.ceil(N / (WINDOWS * config.egresses));
   const mailboxes = [...truth].filter(([, verdict]) => verdict === 'Success').map(([address]) => address);
   // Without PIPELINING every reply is read before the next command: a 421 that closes the connection leaves no
   // pipelined reply unread (nodemailer would lose those).
@@ -257,7 +262,7 @@ async function main(): Promise<void> {
   const existing = [...truth.values()].filter((v) => v === 'Success').length;
   const header = [
     `Egress benchmark, ${new Date().toISOString()}: ${cpus().length} cores (${cpus()[0]?.model}), Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(', ')} at the start.`,
-    `${ADDRESSES} addresses (${existing} existing, ${ADDRESSES - existing} not) over ${DOMAINS} domains of one provider (5 exchangers, one limit per source address), N = ${N} RCPTs (addresses + one catch-all probe per domain); ` +
+    `${ADDRESSES} addresses (${existing} existing, ${ADDRESSES - existing} not) over ${DOMAINS} domains of one provider (5 exchangers, one limit per source address), N = ${N} RCPTs (addresses + one catch-all probe per domain), R = N / (${WINDOWS} × egresses); ` +
       `quality ${PASSES === undefined ? 'Standard (1 pass)' : `custom: ${PASSES} passes, ${PASS_DELAY_MS} ms apart`}, maxCoolingWaitMs ${MAX_COOLING_WAIT_MS ?? 'default (300000)'}; ${RUNS} run(s) per configuration, rounds interleaved.`,
   ];
   console.log(header.join('\n'));
