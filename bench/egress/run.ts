@@ -117,6 +117,8 @@ interface Result {
   readonly statuses: Map<string, number>;
   /** The most RCPTs one egress had answered (limit replies excepted) within any 60 s. */
   readonly peakPerWindow: number;
+  /** Per egress, the RCPTs answered (limit replies excepted) in each minute from the start. */
+  readonly perMinute: Map<string, number[]>;
   readonly connections: number;
 }
 
@@ -184,8 +186,19 @@ async function runOnce(config: Config, round: number): Promise<Result> {
     wrong,
     statuses,
     peakPerWindow: Math.max(...[...accepted.values()].map(peakInWindow)),
+    perMinute: new Map([...accepted].map(([id, times]) => [id, byMinute(times, started)])),
     connections,
   };
+}
+
+function byMinute(times: number[], from: number): number[] {
+  const minutes: number[] = [];
+  for (const time of times) {
+    const minute = Math.floor((time - from) / 60_000);
+    while (minutes.length <= minute) minutes.push(0);
+    minutes[minute]!++;
+  }
+  return minutes;
 }
 
 /** The most times within any WINDOW_MS (times in order). */
@@ -250,8 +263,9 @@ function report(results: Result[], header: string[]): string {
   for (const result of results) {
     const off = [...result.statuses].map(([status, count]) => `${status} ${count}`).join(', ');
     const cooled = result.coolings.map((c) => `${c.egress}×${c.provider} ${c.cooldownMs / 1000} s`).join('; ');
+    const minutes = [...result.perMinute].map(([id, counts]) => `${id} ${counts.join('/')}`).join(', ');
     lines.push(
-      `- ${result.config.key} (round ${result.round + 1}): ${off}; ${share(result.right, ADDRESSES)} right; coolings: ${cooled === '' ? 'none' : cooled}`,
+      `- ${result.config.key} (round ${result.round + 1}): ${off}; ${share(result.right, ADDRESSES)} right; RCPTs answered per minute: ${minutes}; coolings: ${cooled === '' ? 'none' : cooled}`,
     );
   }
   return lines.join('\n');
