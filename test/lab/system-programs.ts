@@ -1,15 +1,15 @@
 // The system programs some tests drive as real parts (microsocks, Chromium, LibreOffice): found on the PATH, or
 // absent. On a machine without one, `npm test` still passes: the tests that need it are skipped (LibreOffice's are not
 // defined), and a note on standard error says what was not run and how to install it. `.ci/run` installs them and sets
-// MAILVERIFY_REQUIRE_SYSTEM_PROGRAMS=1, so that there a missing program is an error instead.
+// REQUIRE_TEST_PROGRAMS=1, so that there a missing program is an error instead.
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { it } from 'vitest';
 
 /** The first of `names` that is an executable on the PATH (or `path` itself when it is given), or null. */
 export function findProgram(names: readonly string[], path?: string): string | null {
-  // MAILVERIFY_TEST_HIDE_PROGRAMS=microsocks,chromium: as on a machine without them (to try the notes).
-  const hidden = (process.env['MAILVERIFY_TEST_HIDE_PROGRAMS'] ?? '').split(',');
+  // HIDE_TEST_PROGRAMS=microsocks,chromium: as on a machine without them (to try the notes).
+  const hidden = (process.env['HIDE_TEST_PROGRAMS'] ?? '').split(',');
   if (names.some((name) => hidden.includes(name))) return null;
   const candidates = path !== undefined && path !== '' ? [path] : (process.env['PATH'] ?? '').split(delimiter).flatMap((dir) => names.map((name) => join(dir, name)));
   for (const candidate of candidates) {
@@ -30,7 +30,7 @@ export interface SystemProgram {
   readonly debianPackage: string;
   /** An environment variable that names the executable instead of the PATH (CHROMIUM_PATH). */
   readonly pathVariable?: string;
-  /** Whether `.ci/run`'s MAILVERIFY_REQUIRE_SYSTEM_PROGRAMS=1 requires it (LibreOffice stays optional). */
+  /** Whether `.ci/run`'s REQUIRE_TEST_PROGRAMS=1 requires it (LibreOffice stays optional). */
   readonly required?: boolean;
 }
 
@@ -39,13 +39,13 @@ export const CHROMIUM: SystemProgram = { names: ['chromium', 'chromium-browser']
 
 /**
  * The program for the tests that need it, or null when it is missing: then they are not defined, and a note says
- * `what` was not run. Required (and missing) under MAILVERIFY_REQUIRE_SYSTEM_PROGRAMS=1: an error.
+ * `what` was not run. Required (and missing) under REQUIRE_TEST_PROGRAMS=1: an error.
  */
 export function programForTests(program: SystemProgram, what: string): string | null {
   const found = findProgram(program.names, program.pathVariable === undefined ? undefined : process.env[program.pathVariable]);
   if (found !== null) return found;
-  if (program.required === true && process.env['MAILVERIFY_REQUIRE_SYSTEM_PROGRAMS'] === '1') {
-    throw new Error(`MAILVERIFY_REQUIRE_SYSTEM_PROGRAMS=1, but ${program.names[0]} is not installed (apt-get install -y ${program.debianPackage})`);
+  if (program.required === true && process.env['REQUIRE_TEST_PROGRAMS'] === '1') {
+    throw new Error(`REQUIRE_TEST_PROGRAMS=1, but ${program.names[0]} is not installed (apt-get install -y ${program.debianPackage})`);
   }
   process.stderr.write(`NOTE: ${program.names[0]} is not installed, so these were not run: ${what}; install Debian's ${program.debianPackage} to run them (.ci/run does).\n`);
   return null;
