@@ -11,7 +11,9 @@ export function parseFlags<const T extends ParseArgsConfig>(config: T): ReturnTy
   try {
     return parseArgs(config);
   } catch (error) {
-    if ((error as { code?: string }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw error;
+    const code = (error as { code?: string }).code;
+    // A misspelt flag with a value (`--prot 8082`) reads as an unknown flag and a stray argument: the flag is named.
+    if (code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && code !== 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw error;
     throw new UsageError(unknownFlagMessage(config) ?? (error as Error).message);
   }
 }
@@ -22,7 +24,7 @@ export function parseFlags<const T extends ParseArgsConfig>(config: T): ReturnTy
  */
 function unknownFlagMessage(config: ParseArgsConfig): string | undefined {
   const known = config.options ?? {};
-  const { tokens } = parseArgs({ ...config, strict: false, tokens: true });
+  const { tokens } = parseArgs({ ...config, strict: false, allowPositionals: true, tokens: true });
   const unknown = tokens.find((token) => token.kind === 'option' && !Object.hasOwn(known, token.name));
   if (unknown === undefined || unknown.kind !== 'option') return undefined;
   const near = unknown.rawName.startsWith('--') ? closestName(unknown.name, Object.keys(known)) : null;

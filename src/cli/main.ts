@@ -580,7 +580,9 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`mailverify: ${(error as Error).message}\n`);
-    if (usage) process.stderr.write(`Run "mailverify --help" for usage.\n`);
+    // The help of the command that was given, when it has one of its own.
+    const help = command !== undefined && COMMANDS.includes(command) && command !== 'check' ? `mailverify ${command} --help` : 'mailverify --help';
+    if (usage) process.stderr.write(`Run "${help}" for usage.\n`);
     return usage ? 2 : 1;
   }
 }

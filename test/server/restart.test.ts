@@ -172,4 +172,15 @@ describe('mailverify serve, refusals', () => {
     expect(badPort.status).toBe(2);
     expect(badPort.stderr).toMatch(/--port must be a TCP port number/);
   });
+
+  it('names a misspelt flag given with a value, with the flag probably meant, and points to serve --help', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const misspelt = spawnSync(process.execPath, [CLI, 'serve', '--prot', '8082'], { env: { ...process.env, MAILVERIFY_ROOT_PASSWORD: 'x' }, encoding: 'utf8' });
+    expect(misspelt.status).toBe(2);
+    expect(misspelt.stderr).toBe('mailverify: unknown option --prot (did you mean --port?)\nRun "mailverify serve --help" for usage.\n');
+    // check's own help stays the command's.
+    const check = spawnSync(process.execPath, [CLI, 'check', '--chekcs', 'dns'], { encoding: 'utf8' });
+    expect(check.status).toBe(2);
+    expect(check.stderr).toBe('mailverify: unknown option --chekcs (did you mean --checks?)\nRun "mailverify --help" for usage.\n');
+  });
 });
