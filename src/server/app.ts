@@ -65,13 +65,16 @@ import { addRateLimits, type RateLimitOptions } from './rate-limits.js';
 import { defaultMaxClientConnections, limitConnections, trustedProxies } from './peers.js';
 import { closeUnreadBodies, limitBodyRate } from './slow-clients.js';
 
+/** The root account's user name when none is given (as `--root-username`'s default). */
+const DEFAULT_ROOT_USERNAME = 'root';
+
 export interface ServerOptions {
   /** Where jobs and users are kept: a store of the host's, else an SQLite file in `dataDir`. */
   readonly store?: JobStore & UserStore;
   /** The folder of the SQLite store when no `store` is given (default `./mailverify-data`), made if missing. */
   readonly dataDir?: string;
-  /** The root account. There is no default password: the server refuses to start without one. */
-  readonly rootUsername: string;
+  /** The root account's user name (default `root`) and password: there is no default password, the server refuses to start without one. */
+  readonly rootUsername?: string;
   readonly rootPassword: string;
   /** A path prefix for every route (`/` by default; `/x` and `/x/` are the same). */
   readonly basePath?: string;
@@ -198,10 +201,11 @@ export function normalizeBasePath(basePath = '/'): string {
  */
 export async function mailverify(app: FastifyInstance, options: ServerOptions): Promise<void> {
   if (typeof options.rootPassword !== 'string' || options.rootPassword === '') {
-    throw new Error('mailverify: a root password is required (there is no default)');
+    throw new TypeError('mailverify: option rootPassword is required: a non-empty string (there is no default)');
   }
-  if (typeof options.rootUsername !== 'string' || options.rootUsername === '') {
-    throw new Error('mailverify: a root user name is required');
+  const rootUsername = options.rootUsername ?? DEFAULT_ROOT_USERNAME;
+  if (typeof rootUsername !== 'string' || rootUsername === '') {
+    throw new TypeError(`mailverify: option rootUsername must be a non-empty string (default ${DEFAULT_ROOT_USERNAME}), got ${JSON.stringify(rootUsername)}`);
   }
   // Read before the store opens: a wrong option leaves nothing open.
   const overrides = options.overrides === undefined ? undefined : checkOverrideRules(options.overrides, 'mailverify: option overrides');
@@ -314,9 +318,9 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
   const context: ServerContext = {
     jobs,
     users: store,
-    rootUsername: options.rootUsername,
+    rootUsername,
     auth: new Authenticator({
-      root: { id: rootId, username: options.rootUsername, password: options.rootPassword },
+      root: { id: rootId, username: rootUsername, password: options.rootPassword },
       users: store,
       secret,
       tokenLifetimeMs: options.tokenLifetimeMs ?? DEFAULT_TOKEN_LIFETIME_MS,

@@ -78,10 +78,29 @@ describe('embedding', () => {
     }
   });
 
-  it('refuses to start without a root password', async () => {
+  it('refuses to start without a root password, or with an empty user name: a TypeError naming the option', async () => {
     await expect(createRequestHandler({ dataDir: join(dir, 'none'), rootUsername: USER, rootPassword: '' })).rejects.toThrow(
-      /root password is required/,
+      new TypeError('mailverify: option rootPassword is required: a non-empty string (there is no default)'),
     );
+    await expect(createRequestHandler({ dataDir: join(dir, 'none'), rootUsername: '', rootPassword: PASSWORD })).rejects.toThrow(
+      new TypeError('mailverify: option rootUsername must be a non-empty string (default root), got ""'),
+    );
+  });
+
+  it('names its root account root when no rootUsername is given, as the options table says', async () => {
+    const { handler, close } = await createRequestHandler({ dataDir: join(dir, 'default-root'), rootPassword: PASSWORD, verifier: { checks: 'syntax' } });
+    const server: Server = createHttpServer(handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const asRoot = { authorization: `Basic ${Buffer.from(`root:${PASSWORD}`).toString('base64')}` };
+      expect((await fetch(`${origin}/v2.7/email-validations`, { headers: asRoot })).status).toBe(200);
+      // No account of another name was made.
+      expect((await fetch(`${origin}/v2.7/email-validations`, { headers })).status).toBe(401);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await close();
+    }
   });
 });
 
