@@ -166,6 +166,20 @@ function quickStarts(consumer, node, version, env) {
       },
     ],
     ['mailverify serve: a job over HTTP, then SIGTERM', () => serverQuickStart(consumer, env)],
+    [
+      'mailverify doctor without the optional mailauth: the spf row says how to install it',
+      async () => {
+        // No DNS server answers on port 9 of loopback: every row but spf fails or warns at once (exit 1).
+        const args = ['--no', 'mailverify', 'doctor', '--json', '--public-address', '192.0.2.1', '--allow-private-addresses', '--dns-server', '127.0.0.1:9', '--dns-timeout', '300'];
+        const { stdout, code } = await run('npx', args, { cwd: consumer, env, timeout: 60_000 }).then(
+          (done) => ({ stdout: done.stdout, code: 0 }),
+          (error) => ({ stdout: error.stdout ?? '', code: error.code }),
+        );
+        equal(code, 1, 'the exit code');
+        const spf = JSON.parse(stdout).find((row) => row.check === 'spf');
+        equal([spf?.result, /mailauth is not installed|npm install mailauth@/.test(spf?.detail ?? '')], ['warn', true], 'the spf row');
+      },
+    ],
   ];
 }
 

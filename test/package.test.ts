@@ -215,6 +215,17 @@ describe('mailverify/server', () => {
   });
 });
 
+describe('the optional mailauth', () => {
+  it("is the version the doctor names when it is missing, and the one tested (dev dependency)", async () => {
+    const { MAILAUTH_VERSION } = await import('../src/doctor/spf.js');
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+    expect(manifest['peerDependencies']).toEqual({ mailauth: MAILAUTH_VERSION });
+    expect(manifest['peerDependenciesMeta']).toEqual({ mailauth: { optional: true } });
+    expect(manifest['devDependencies']!['mailauth']).toBe(MAILAUTH_VERSION);
+    expect(manifest['dependencies']!['mailauth']).toBeUndefined();
+  });
+});
+
 describe('the version', () => {
   it('in the code is the one in package.json', async () => {
     const { VERSION } = await import('../src/version.js');

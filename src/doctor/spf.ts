@@ -1,7 +1,8 @@
 /**
  * The `spf` check: the SPF result (RFC 7208) of the envelope sender's domain for the public address, by mailauth's
  * SPF module, asking our resolver (so that `--dns-server` and test servers answer). Loaded on first use only: the
- * engine's import does not pay for it.
+ * engine's import does not pay for it. mailauth is an optional peer dependency (it brings some 45 packages, which a
+ * library that only parses and verifies should not carry): without it the row says how to install it.
  */
 import { isIPv4 } from 'node:net';
 import type { DoctorResolver } from './dns.js';
@@ -15,14 +16,22 @@ type SpfFunction = (options: {
   resolver: (name: string, type: string) => Promise<unknown>;
 }) => Promise<{ rr?: string; status: { result: string; comment?: string } }>;
 
-let loaded: Promise<SpfFunction> | undefined;
+let loaded: Promise<SpfFunction | null> | undefined;
 
-function spfFunction(): Promise<SpfFunction> {
+/** The version the package is tested with (its optional peer dependency). */
+export const MAILAUTH_VERSION = '4.13.3';
+
+/** mailauth's `spf`, or null when the package is not installed. */
+function spfFunction(): Promise<SpfFunction | null> {
   // A CommonJS module: its namespace has `spf`, or `default.spf` where the export names were not detected.
   loaded ??= import('mailauth/lib/spf/index.js').then((module: Record<string, unknown>) => {
     const spf = (module.spf ?? (module.default as Record<string, unknown> | undefined)?.spf) as SpfFunction | undefined;
     if (typeof spf !== 'function') throw new Error('mailauth/lib/spf has no spf function');
     return spf;
+  }, (error: unknown) => {
+    const code = (error as { code?: string }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return null;
+    throw error;
   });
   return loaded;
 }
@@ -53,6 +62,12 @@ export async function checkSpf(resolver: DoctorResolver, address: string, mailFr
   let result: Awaited<ReturnType<SpfFunction>>;
   try {
     const spf = await spfFunction();
+    if (spf === null) {
+      return warn(
+        'not checked: the SPF check uses the mailauth package, which is not installed',
+        `npm install mailauth@${MAILAUTH_VERSION} beside mailverify (an optional dependency, left out of the engine's install)`,
+      );
+    }
     result = await spf({ ip: address, sender: mailFrom, helo: heloName, mta: heloName, resolver: spfResolver(resolver) });
   } catch (error) {
     return warn(`the SPF record of ${domain} could not be evaluated: ${oneLine((error as Error).message)}`, 'check the DNS server (--dns-server) and try again');
