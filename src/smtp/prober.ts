@@ -24,11 +24,11 @@ import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { MailExchanger } from '../domain/mail-domain.js';
 import type { StatusCode } from '../status/catalogue.js';
-import { classifySmtpReply } from './classify.js';
+import { classifySmtpReply, type SmtpReplyPhase } from './classify.js';
 import { LocalRecipientLedger, type Grant, type RateLimits, type RecipientLedger } from './egress/budget.js';
 import { Cooling, isAboutProber } from './egress/cooling.js';
 import type { Egress } from './egress/egresses.js';
-import { addReply, MAX_EVIDENCE_TEXT, witness, witnessReply, type SmtpEvidence, type WitnessedReply } from './evidence.js';
+import { addReply, MAX_EVIDENCE_TEXT, witness, witnessReply, type SmtpEvidence } from './evidence.js';
 import { Providers, type Provider } from './egress/providers.js';
 import { enhancedCodeOf } from './reply.js';
 import type { SmtpReply } from './reply.js';
@@ -199,14 +199,20 @@ interface CatchAllCheck {
   /** As a recipient's: the egresses whose probe got a reply about the prober, and its status. */
   asked: Set<string> | null;
   proberStatus: StatusCode | null;
-  /** The reply that answered it (evidence for its waiters). */
-  reply: WitnessedReply | null;
+  /** The reply that answered it (evidence for its waiters; read only when evidence is asked for). */
+  reply: PhaseReply | null;
+}
+
+/** A reply and the phase it answered. */
+interface PhaseReply {
+  readonly phase: SmtpReplyPhase;
+  readonly reply: SmtpReply;
 }
 
 /** A catch-all verdict kept per exchanger and domain, with the probe's reply behind it. */
 interface CatchAllAnswer {
   readonly catchAll: boolean;
-  readonly reply: WitnessedReply | null;
+  readonly reply: PhaseReply | null;
 }
 
 /** The work waiting for one exchanger address. */
@@ -795,7 +801,7 @@ export class SmtpProber {
       }
       for (const check of queue.checks) {
         check.proberStatus ??= failure.failed;
-        check.reply = openFailureReply(failure) ?? check.reply;
+        check.reply = openFailurePhaseReply(failure) ?? check.reply;
       }
       return;
     }
@@ -823,7 +829,7 @@ export class SmtpProber {
       else this.settle(p, p.openFailure.failed);
     }
     for (const check of checks) {
-      check.reply = openFailureReply(failure) ?? check.reply;
+      check.reply = openFailurePhaseReply(failure) ?? check.reply;
       this.answerCheck(check, failure.failed);
     }
   }
@@ -1179,7 +1185,7 @@ export class SmtpProber {
     const route = p.routes[p.routeIndex]!;
     const cached = this.catchAll.get(catchAllKey(route, p.request.domain));
     if (cached !== undefined) {
-      if (p.request.evidence !== undefined && cached.reply !== null) addReply(p.request.evidence, cached.reply);
+      if (p.request.evidence !== undefined && cached.reply !== null) addReply(p.request.evidence, witnessReply(cached.reply.phase, cached.reply.reply));
       return this.settle(p, cached.catchAll ? 'ServerIsCatchAll' : 'Success');
     }
     this.check(route, p.request.domain)!.waiters.push(p);
@@ -1225,7 +1231,7 @@ export class SmtpProber {
   private answerCheck(check: CatchAllCheck, status: StatusCode): void {
     if (this.checks.get(check.key) === check) this.checks.delete(check.key);
     for (const p of check.waiters) {
-      if (!p.settled && p.request.evidence !== undefined && check.reply !== null) addReply(p.request.evidence, check.reply);
+      if (!p.settled && p.request.evidence !== undefined && check.reply !== null) addReply(p.request.evidence, witnessReply(check.reply.phase, check.reply.reply));
       this.settle(p, status);
     }
   }
@@ -1480,12 +1486,13 @@ function witnessTransaction(round: Round, tx: Transaction, reading: Reading | nu
   if (tx.kind === 'real' && !tx.recipients.some((p) => p.request.evidence !== undefined)) return;
   const { route, egress } = round;
   const mail = reading?.mail ?? null;
-  const refusal = mail !== null && classifySmtpReply('mail', mail) !== null ? witnessReply('mail', mail) : null;
+  const refused = mail !== null && classifySmtpReply('mail', mail) !== null ? mail : null;
   if (tx.kind === 'probe') {
     const rcpt = reading?.rcpts[0];
-    tx.check.reply = refusal ?? (rcpt === undefined ? null : witnessReply('rcpt', rcpt));
+    tx.check.reply = refused !== null ? { phase: 'mail', reply: refused } : rcpt === undefined ? null : { phase: 'rcpt', reply: rcpt };
     return;
   }
+  const refusal = refused === null ? null : witnessReply('mail', refused);
   for (let i = 0; i < tx.recipients.length; i++) {
     const evidence = tx.recipients[i]!.request.evidence;
     if (evidence === undefined) continue;
@@ -1498,10 +1505,11 @@ function witnessTransaction(round: Round, tx: Transaction, reading: Reading | nu
 /** A session that could not be opened, as evidence: where, through which egress, and the refusal if one was read. */
 function witnessOpenFailure(evidence: SmtpEvidence | undefined, address: string, egress: Egress, route: Route, failure: OpenFailure): void {
   if (evidence === undefined) return;
-  const reply = openFailureReply(failure);
-  witness(evidence, route.exchanger.host, address, egress.id, reply === null ? [] : [reply]);
+  const refusal = openFailurePhaseReply(failure);
+  witness(evidence, route.exchanger.host, address, egress.id, refusal === null ? [] : [witnessReply(refusal.phase, refusal.reply)]);
 }
 
-function openFailureReply(failure: OpenFailure): WitnessedReply | null {
-  return failure.reply === undefined || failure.phase === undefined ? null : witnessReply(failure.phase, failure.reply);
+/** The refusal that ended an opening, with its phase, when one was read. */
+function openFailurePhaseReply(failure: OpenFailure): PhaseReply | null {
+  return failure.reply === undefined || failure.phase === undefined ? null : { phase: failure.phase, reply: failure.reply };
 }
