@@ -1,4 +1,6 @@
 // The fenced code blocks of a Markdown file, for the tests that run or type-check the examples of the README and docs/.
+import { join } from 'node:path';
+import ts from 'typescript';
 
 export interface Block {
   readonly lang: string;
@@ -27,3 +29,30 @@ export function codeBlocks(markdown: string): Block[] {
   return blocks;
 }
 
+
+/**
+ * Type-checks example files against the package's declarations, as a user's strict TypeScript would (the package
+ * resolved through `node_modules/mailverify` of their folder): one line per problem, `where` naming the example.
+ */
+export function typeProblems(root: string, files: readonly { readonly file: string; readonly where: string }[]): string[] {
+  const program = ts.createProgram(
+    files.map((f) => f.file),
+    {
+      noEmit: true,
+      strict: true,
+      allowJs: true,
+      checkJs: true,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      types: ['node'],
+      typeRoots: [join(root, 'node_modules', '@types')],
+      skipLibCheck: true,
+    },
+  );
+  return ts.getPreEmitDiagnostics(program).map((d) => {
+    const where = files.find((f) => f.file === d.file?.fileName)?.where ?? d.file?.fileName ?? '';
+    const at = d.file !== undefined && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start).line : 0;
+    return `${where}${at > 0 ? ` +${at}` : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`;
+  });
+}

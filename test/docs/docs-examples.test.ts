@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeBlocks } from './code-blocks.js';
+import { codeBlocks, typeProblems } from './code-blocks.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const DOCS = join(root, 'docs');
@@ -52,26 +52,7 @@ describe('the examples of docs/', () => {
       writeFileSync(file, `${block.code}\nexport {};\n`);
       return { file, where: block.where };
     });
-    const program = ts.createProgram(
-      files.map((f) => f.file),
-      {
-        noEmit: true,
-        strict: true,
-        allowJs: true,
-        checkJs: true,
-        module: ts.ModuleKind.NodeNext,
-        moduleResolution: ts.ModuleResolutionKind.NodeNext,
-        target: ts.ScriptTarget.ES2022,
-        types: ['node'],
-        typeRoots: [join(root, 'node_modules', '@types')],
-        skipLibCheck: true,
-      },
-    );
-    const problems = ts.getPreEmitDiagnostics(program).map((d) => {
-      const where = files.find((f) => f.file === d.file?.fileName)?.where ?? d.file?.fileName ?? '';
-      const at = d.file !== undefined && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start).line : 0;
-      return `${where}${at > 0 ? ` +${at}` : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`;
-    });
+    const problems = typeProblems(root, files);
     expect(problems).toEqual([]);
   });
 

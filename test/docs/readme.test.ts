@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
-import { codeBlocks, type Block } from './code-blocks.js';
+import { codeBlocks, typeProblems, type Block } from './code-blocks.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const README = readFileSync(join(root, 'README.md'), 'utf8');
@@ -218,26 +218,9 @@ describe('README code blocks', () => {
         const file = join(consumer, `typed-${b.line}.ts`);
         // Each file a module of its own (`export {}`), so that the examples' names do not clash.
         writeFileSync(file, `${b.code}\nexport {};\n`);
-        return { file, line: b.line };
+        return { file, where: `README.md:${b.line}` };
       });
-    const program = ts.createProgram(
-      files.map((f) => f.file),
-      {
-        noEmit: true,
-        strict: true,
-        module: ts.ModuleKind.NodeNext,
-        moduleResolution: ts.ModuleResolutionKind.NodeNext,
-        target: ts.ScriptTarget.ES2022,
-        types: ['node'],
-        typeRoots: [join(root, 'node_modules', '@types')],
-        skipLibCheck: true,
-      },
-    );
-    const problems = ts.getPreEmitDiagnostics(program).map((d) => {
-      const where = d.file === undefined ? '' : files.find((f) => f.file === d.file!.fileName);
-      const at = d.file !== undefined && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start).line : 0;
-      return `${where ? `README.md:${where.line + at}` : d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`;
-    });
+    const problems = typeProblems(root, files);
     expect(problems).toEqual([]);
   });
 
