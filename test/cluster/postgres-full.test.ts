@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StorageFullError } from '../../src/jobs/types.js';
 import { inputsOf, newJob } from '../jobs/job-store-suite.js';
-import { mountTmpfs, unmountTmpfs } from '../lab/full-disk.js';
+import { mountTmpfs, tmpfsForTests, unmountTmpfs } from '../lab/full-disk.js';
 import { postgresSchemas, sql } from './postgres.js';
 
 const schemas = postgresSchemas();
@@ -19,7 +19,10 @@ let mounted = false;
 let tablespace: string | undefined;
 const schema = schemas.fresh();
 
+const tmpfs = tmpfsForTests('the full-disk test of the PostgreSQL store');
+
 beforeAll(async () => {
+  if (!tmpfs.available) return;
   dir = mkdtempSync(join(tmpdir(), 'mailverify-pg-full-'));
   chmodSync(dir, 0o755);
   mountPoint = join(dir, 'tablespace');
@@ -42,7 +45,7 @@ afterAll(async () => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('a full disk', () => {
+tmpfs.describe('a full disk', () => {
   it('refuses a job that does not fit with StorageFullError, keeps nothing of it, and takes it once there is room', async () => {
     const store = await schemas.open(schema);
     await store.createJob(newJob('small'), inputsOf(10));

@@ -10,14 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Entry } from '../../src/engine/entry.js';
 import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
 import { StorageFullError, type JobStore } from '../../src/jobs/types.js';
-import { fillDisk, mountTmpfs, readDatabase, unmountTmpfs } from '../lab/full-disk.js';
+import { fillDisk, mountTmpfs, readDatabase, tmpfsForTests, unmountTmpfs } from '../lab/full-disk.js';
 import { newJob } from './new-job.js';
 
 let dir: string;
 let mountPoint: string;
 let mounted = false;
 
+const tmpfs = tmpfsForTests('the full-disk tests of the SQLite store');
+
 beforeAll(() => {
+  if (!tmpfs.available) return;
   dir = mkdtempSync(join(tmpdir(), 'mailverify-store-full-'));
   mountPoint = join(dir, 'data');
   mountTmpfs(mountPoint, '8M');
@@ -60,7 +63,7 @@ async function withStore(name: string, test: (store: JobStore, file: string, eve
   }
 }
 
-describe('SqliteJobStore on a full disk', () => {
+tmpfs.describe('SqliteJobStore on a full disk', () => {
   it('refuses a write with StorageFullError and keeps the database as it was; says once when it is full, once when it is not', async () => {
     await withStore('refused', async (store, file, events) => {
       const inputs = Array.from({ length: 200 }, (_, i) => ({ inputData: `user${i}@example.com` }));

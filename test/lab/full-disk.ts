@@ -2,6 +2,7 @@
 // tests as root), a ballast file that takes all its room, and reads of a SQLite file from a child process.
 import { execFileSync } from 'node:child_process';
 import { closeSync, ftruncateSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { describe } from 'vitest';
 
 /** Mounts a tmpfs of `size` (`8M`) on `mountPoint` (made if missing); throws, saying why, where it cannot. */
 export function mountTmpfs(mountPoint: string, size: string): void {
@@ -58,4 +59,16 @@ export function readDatabase<T>(file: string, body: string, args: readonly strin
     const answer = (value) => process.stdout.write(JSON.stringify(value));
     try { ${body} } finally { db.close(); }`;
   return JSON.parse(execFileSync(process.execPath, ['-e', script, file, ...args], { encoding: 'utf8' })) as T;
+}
+
+/**
+ * Whether this process may mount a tmpfs (it runs as root), for the full-disk tests: `describe`, or `describe.skip`
+ * with a note saying which tests were not run when it is not root. Under `.ci/run` (REQUIRE_TEST_PROGRAMS=1, run as
+ * root) not being root is an error instead.
+ */
+export function tmpfsForTests(what: string): { readonly available: boolean; readonly describe: typeof describe } {
+  if (process.getuid?.() === 0) return { available: true, describe };
+  if (process.env['REQUIRE_TEST_PROGRAMS'] === '1') throw new Error(`REQUIRE_TEST_PROGRAMS=1, but ${what} need root (to mount a tmpfs)`);
+  process.stderr.write(`NOTE: not root, so these were not run: ${what} (they mount a size-limited tmpfs); run the suite as root to run them (.ci/run does).\n`);
+  return { available: false, describe: describe.skip as unknown as typeof describe };
 }
