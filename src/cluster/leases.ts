@@ -1,10 +1,9 @@
 /**
  * Cluster-wide SMTP connection caps: a transport that takes a lease in Redis before each connection (one for the
  * exchanger address, one for its provider through the egress when the provider's profile caps those, one of the
- * cluster's total) and gives them back when the session ends. A lease is a member of a
- * Redis semaphore (redis-semaphore) refreshed while its session is open; the leases of a worker that dies expire after
- * `leaseMs`. So adding workers never multiplies the connections one exchanger sees: each worker's own caps still apply
- * inside these. (The library names its keys `semaphore:<key>`, so these live under `semaphore:mailverify:<prefix>:`.)
+ * cluster's total) and gives them back when the session ends. A lease is a member of a Redis semaphore
+ * (redis-semaphore) refreshed while its session is open; the leases of a worker that dies expire after `leaseMs`. So
+ * adding workers never multiplies the connections one exchanger sees: each worker's own caps still apply inside these. (The library names its keys `semaphore:<key>`, so these live under `semaphore:mailverify:<prefix>:`.)
  */
 import type { Redis } from 'ioredis';
 import type { SmtpOpenOptions, SmtpSession, SmtpTransport } from '../smtp/transport.js';

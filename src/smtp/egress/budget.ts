@@ -2,8 +2,8 @@
  * Recipient budgets per egress × provider: RCPT commands (real recipients and catch-all probes) in any 60 s and in any
  * 24 h, as a provider profile's `recipientsPerMinute` and `recipientsPerDay` allow. A session takes a grant before
  * each round and gives back what the round did not use; once the round's replies are in, its RCPTs count from then
- * (a server counts them when they reach it, which can be well after the grant). The in-process ledger is here; a cluster's is shared through
- * Redis (src/cluster/budget.ts), behind the same interface.
+ * (a server counts them when they reach it, which can be well after the grant). The in-process ledger is here; a
+ * cluster's is shared through Redis (src/cluster/budget.ts), behind the same interface.
  */
 
 export interface RateLimits {
