@@ -1,5 +1,5 @@
-// docs/troubleshooting.md says what each 401 answer's `detail` means: the texts it lists are the ones a server gives,
-// read from a real server for each way a request can be refused before any permission is checked.
+// What the README and docs state about the server's answers, checked against a real server: the 401 details that
+// docs/troubleshooting.md explains, and the methods the README says a CORS preflight allows.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,7 @@ import { basic, ROOT, start, type Running } from '../server/http-client.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const TROUBLESHOOTING = readFileSync(join(root, 'docs', 'troubleshooting.md'), 'utf8');
+const README = readFileSync(join(root, 'README.md'), 'utf8');
 
 /** The first column of the table under a heading: the `detail` texts it explains. */
 function detailsUnder(heading: string): string[] {
@@ -41,5 +42,18 @@ describe('docs/troubleshooting.md, 401 Unauthorized', () => {
     }
     const listed = detailsUnder('401 Unauthorized');
     for (const detail of details) expect(listed, 'a detail the server gives').toContain(detail);
+  });
+});
+
+describe('README, CORS', () => {
+  it('names every method a preflight allows', async () => {
+    const response = await fetch(`${server.origin}/v2.7/email-validations`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'PUT' },
+    });
+    expect(response.status).toBe(204);
+    const allowed = response.headers.get('access-control-allow-methods')!.split(',').map((method) => method.trim());
+    const stated = /allowing every method of the\s+interface \(`([A-Z, ]+)`\)/u.exec(README)?.[1]?.split(', ');
+    expect(stated).toEqual(allowed);
   });
 });
