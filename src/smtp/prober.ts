@@ -590,10 +590,9 @@ export class SmtpProber {
           if (taken.daySpent) break;
           if (taken.granted === 0) {
             // Over the minute's rate: another egress with room takes the work (once this session ends), else it waits
-            // here in the open session, until its own window or another egress's opens, whichever comes first (the
-            // session must not hold the exchanger's slot while another egress could use it).
+            // here in the open session.
             if (this.usableEgresses(queue).length > 0) break;
-            await new Promise((resolve) => setTimeout(resolve, this.soonestRoomMs(queue, taken.retryInMs)));
+            await new Promise((resolve) => setTimeout(resolve, taken.retryInMs));
             if (session.closed) break;
             continue;
           }
@@ -693,20 +692,6 @@ export class SmtpProber {
       if (hasWorkFor(queue, id)) usable.push(id);
     }
     return usable;
-  }
-
-  /** The wait until the minute's window of some egress that may take this queue's work has room (at most `ownMs`). */
-  private soonestRoomMs(queue: RouteQueue, ownMs: number): number {
-    const { provider } = queue;
-    const limits = rateLimitsOf(provider);
-    let soonest = ownMs;
-    if (limits === null) return soonest;
-    for (const id of provider.egresses) {
-      if (queue.failedEgresses.has(id) || this.cooling.isCooling(id, provider.id) || !hasWorkFor(queue, id)) continue;
-      const budget = this.ledger.peek(id, provider.id, limits);
-      if (!budget.daySpent && budget.retryInMs > 0) soonest = Math.min(soonest, budget.retryInMs);
-    }
-    return soonest;
   }
 
   /**
