@@ -6,7 +6,7 @@
  * learned (a hint for choosing an egress; `take` decides). While Redis cannot be reached, this process's own ledger
  * stands in, and that is told once.
  */
-import { LocalRecipientLedger, type Grant, type RateLimits, type RecipientLedger } from '../smtp/egress/budget.js';
+import { LocalRecipientLedger, pairKey, type Grant, type RateLimits, type RecipientLedger } from '../smtp/egress/budget.js';
 import { RedisScript, type Redis } from './redis.js';
 
 const MINUTE_MS = 60_000;
@@ -196,8 +196,4 @@ export class RedisRecipientLedger implements RecipientLedger {
     if (!this.failing) this.onError(error);
     this.failing = true;
   }
-}
-
-function pairKey(egress: string, provider: string): string {
-  return `${egress} ${provider}`;
 }

@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import type { DnsLookup } from '../dns/lookup.js';
 import { resolveMailDomain, type ExchangerSkippedEvent } from '../domain/mail-domain.js';
-import type { Egress } from '../smtp/egress/egresses.js';
+import { routeOf, type Egress } from '../smtp/egress/egresses.js';
 import type { SmtpReply } from '../smtp/reply.js';
 import { SmtpTransportError, type SmtpTransport } from '../smtp/transport.js';
 import { fail, ok, oneLine, warn, type Finding } from './rows.js';
@@ -105,7 +105,7 @@ async function session(egress: Egress, target: ProbeTarget, settings: ProbeSetti
       port: settings.port,
       servername: target.host,
       heloName: egress.heloName,
-      egress: { id: egress.id, ...(egress.localAddress !== undefined && { localAddress: egress.localAddress }), ...(egress.proxy !== undefined && { proxy: egress.proxy }) },
+      egress: routeOf(egress),
       tls: { starttls: false, rejectUnauthorized: false },
       connectTimeoutMs: settings.connectTimeoutMs,
       commandTimeoutMs: settings.commandTimeoutMs,

@@ -27,7 +27,7 @@ import type { StatusCode } from '../status/catalogue.js';
 import { classifySmtpReply, type SmtpReplyPhase } from './classify.js';
 import { LocalRecipientLedger, type Grant, type RateLimits, type RecipientLedger } from './egress/budget.js';
 import { Cooling, isAboutProber } from './egress/cooling.js';
-import type { Egress } from './egress/egresses.js';
+import { routeOf, type Egress } from './egress/egresses.js';
 import { addReply, MAX_EVIDENCE_TEXT, witness, witnessReply, type SmtpEvidence } from './evidence.js';
 import { Providers, type Provider } from './egress/providers.js';
 import { enhancedCodeOf } from './reply.js';
@@ -663,7 +663,7 @@ export class SmtpProber {
         port: options.port,
         servername: route.exchanger.host,
         heloName: egress.heloName,
-        egress: { id: egress.id, ...(egress.localAddress !== undefined && { localAddress: egress.localAddress }), ...(egress.proxy !== undefined && { proxy: egress.proxy }) },
+        egress: routeOf(egress),
         provider: { id: provider.id, ...(provider.maxConnectionsPerEgress !== undefined && { maxConnectionsPerEgress: provider.maxConnectionsPerEgress }) },
         tls: options.tls,
         connectTimeoutMs: timeouts.connectMs,

@@ -80,7 +80,7 @@ export class LocalRecipientLedger implements RecipientLedger {
 
   giveBack(egress: string, provider: string, count: number, limits: RateLimits, grant?: Grant): Promise<void> {
     if (count <= 0 || (limits.perMinute === undefined && limits.perDay === undefined)) return Promise.resolve();
-    const pair = this.pairs.get(key(egress, provider));
+    const pair = this.pairs.get(pairKey(egress, provider));
     if (pair === undefined) return Promise.resolve();
     if (limits.perMinute !== undefined) {
       // The grant's own entries: a later grant's, removed instead, would leave this one's earlier times behind.
@@ -101,7 +101,7 @@ export class LocalRecipientLedger implements RecipientLedger {
 
   restamp(egress: string, provider: string, count: number, limits: RateLimits, grant: Grant): Promise<void> {
     if (count <= 0 || limits.perMinute === undefined || grant.at === undefined) return Promise.resolve();
-    const pair = this.pairs.get(key(egress, provider));
+    const pair = this.pairs.get(pairKey(egress, provider));
     if (pair === undefined) return Promise.resolve();
     const now = this.now();
     this.expire(pair, now);
@@ -112,7 +112,7 @@ export class LocalRecipientLedger implements RecipientLedger {
   }
 
   peek(egress: string, provider: string, limits: RateLimits): { readonly daySpent: boolean; readonly retryInMs: number } {
-    const pair = this.pairs.get(key(egress, provider));
+    const pair = this.pairs.get(pairKey(egress, provider));
     if (pair === undefined) return { daySpent: false, retryInMs: 0 };
     const now = this.now();
     this.expire(pair, now);
@@ -122,7 +122,7 @@ export class LocalRecipientLedger implements RecipientLedger {
   }
 
   private pair(egress: string, provider: string, now: number): PairLedger {
-    const name = key(egress, provider);
+    const name = pairKey(egress, provider);
     let pair = this.pairs.get(name);
     if (pair === undefined) this.pairs.set(name, (pair = { minute: [], day: [], dayTotal: 0 }));
     this.expire(pair, now);
@@ -146,6 +146,7 @@ function removeTimes(times: number[], at: number, count: number): void {
   times.splice(start, end - start + 1);
 }
 
-function key(egress: string, provider: string): string {
+/** The key of an egress × provider pair in the maps of budgets and coolings (an egress id never holds a space). */
+export function pairKey(egress: string, provider: string): string {
   return `${egress} ${provider}`;
 }

@@ -5,6 +5,7 @@
  * without such a reply in between, which brings it back to a minute. A reply while cooling does not extend it.
  */
 import { LRUCache } from 'lru-cache';
+import { pairKey } from './budget.js';
 import { enhancedCodeOf } from '../reply.js';
 import { firstMatchOfKind } from '../reply-patterns.js';
 
@@ -111,8 +112,4 @@ export class Cooling {
   isCooling(egress: string, provider: string): boolean {
     return this.coolingUntil(egress, provider) !== 0;
   }
-}
-
-function pairKey(egress: string, provider: string): string {
-  return `${egress} ${provider}`;
 }

@@ -50,6 +50,11 @@ export interface Egress {
 
 export const DEFAULT_EGRESS_ID = 'default';
 
+/** What a transport needs of an egress to open a connection by it: its id, and its source address or proxy. */
+export function routeOf(egress: Egress): Pick<Egress, 'id' | 'localAddress' | 'proxy'> {
+  return { id: egress.id, ...(egress.localAddress !== undefined && { localAddress: egress.localAddress }), ...(egress.proxy !== undefined && { proxy: egress.proxy }) };
+}
+
 const EGRESS_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const SOCKS_DEFAULT_PORT = 1080;
 const EGRESS_KEYS = new Set(['id', 'localAddress', 'proxy', 'heloName', 'mailFrom', 'maxConnections', 'publicAddress']);
