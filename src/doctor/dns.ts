@@ -1,6 +1,7 @@
 /** The DNS questions of the doctor: reverse names (RFC 1035 §3.5, RFC 3596 §2.5), and answers read as facts or failures. */
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Resolver } from '../dns/resolver.js';
+import { ipv6ToGroups } from '../net/ip-ranges.js';
 
 /** A resolver that also answers PTR and TXT questions: the built-in one, or an instance of `node:dns`'s `Resolver`. */
 export interface DoctorResolver extends Resolver {
@@ -40,18 +41,7 @@ export function reverseName(address: string): string {
 
 /** The 32 hexadecimal digits of an IPv6 address (a dotted IPv4 tail included). */
 function expandIpv6(address: string): string {
-  let text = address.toLowerCase().replace(/%.*$/u, '');
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/u.exec(text);
-  if (dotted !== null) {
-    const [a, b, c, d] = dotted[1]!.split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const groups = (part: string): string[] => (part === '' ? [] : part.split(':'));
-  const left = groups(head);
-  const right = tail === undefined ? [] : groups(tail);
-  const all = [...left, ...new Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return all.map((group) => group.padStart(4, '0')).join('');
+  return (ipv6ToGroups(address) ?? []).map((group) => group.toString(16).padStart(4, '0')).join('');
 }
 
 /** The addresses of a name of the same family as `address` (A for IPv4, AAAA for IPv6). */

@@ -73,7 +73,7 @@ function ipv4ToNumber(address: string): number | null {
 }
 
 /** An IPv6 address as eight 16-bit groups (an embedded dotted IPv4 tail included), or null. */
-function ipv6ToGroups(address: string): number[] | null {
+export function ipv6ToGroups(address: string): number[] | null {
   if (!isIPv6(address)) return null;
   let text = address.toLowerCase();
   const zone = text.indexOf('%');
