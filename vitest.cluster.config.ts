@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { SOURCE_ALIASES } from './build/source-aliases.js';
 
 /** The server suites that also run against a cluster (test/server/target.ts): two API servers, two workers. */
 const SERVER_SUITES_ON_CLUSTER = [
@@ -12,6 +13,7 @@ const SERVER_SUITES_ON_CLUSTER = [
 // The cluster suite: tests that need PostgreSQL and Redis (`npm run test:cluster`; URLs from the environment, see
 // test/cluster/postgres.ts), and the server suites above with a cluster as the server under test.
 export default defineConfig({
+  resolve: { alias: SOURCE_ALIASES },
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,

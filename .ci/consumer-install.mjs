@@ -1,13 +1,16 @@
-// The package as a consumer gets it: `npm pack`, then, on each given Node.js, the tarball installed into an empty
-// folder with `npm install --engine-strict` and the README's quick starts run from there: the library (import and
-// require), the command line (`npx mailverify check`) and the server (`mailverify serve`).
+// The packages as a consumer gets them: `npm pack` of both workspaces, then, on each given Node.js, each installed
+// into an empty folder with `npm install --engine-strict` and the README's quick starts run from there. The engine
+// (`mailverify`) alone: its weight measured (packages, bytes, install scripts, native modules: at most 15 packages and
+// 10 MB, none of the others), the library (import and require), the command line (`npx mailverify check`, `doctor`)
+// and `mailverify serve` saying how to get the server. The server (`mailverify-server` beside `mailverify`): its
+// tree's engines and `mailverify serve`.
 //
 //   node .ci/consumer-install.mjs [NODE_BIN_DIR ...]     (default: the Node.js running this script)
 //
 // One line per test, then "N passed, N failed"; the exit code is 1 when a test failed.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +18,12 @@ import { promisify } from 'node:util';
 import semver from 'semver';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const manifest = JSON.parse(readFileSync(join(root, 'packages', 'mailverify', 'package.json'), 'utf8'));
+const serverManifest = JSON.parse(readFileSync(join(root, 'packages', 'server', 'package.json'), 'utf8'));
+
+/** What the engine alone may weigh, installed: packages (itself included), bytes on disk. */
+const ENGINE_MOST_PACKAGES = 15;
+const ENGINE_MOST_BYTES = 10_000_000;
 const run = promisify(execFile);
 const binDirs = process.argv.length > 2 ? process.argv.slice(2) : [dirname(process.execPath)];
 
@@ -53,14 +61,16 @@ async function output(command, args, options) {
   }
 }
 
-// --- The tarball (`npm pack` builds first: the prepack script) ---
+// --- The tarballs (`npm pack` builds first: each package's prepack script) ---
 const packDir = mkdtempSync(join(tmpdir(), 'mailverify-pack-'));
 let tarball;
-const packed = await test('npm pack', async () => {
-  await output('npm', ['pack', '--pack-destination', packDir], { cwd: root });
-  const files = readdirSync(packDir).filter((name) => name.endsWith('.tgz'));
-  equal(files, [`${manifest.name}-${manifest.version}.tgz`], 'the tarballs written');
-  tarball = join(packDir, files[0]);
+let serverTarball;
+const packed = await test('npm pack of both packages', async () => {
+  await output('npm', ['pack', '--workspaces', '--pack-destination', packDir], { cwd: root });
+  const files = readdirSync(packDir).filter((name) => name.endsWith('.tgz')).sort();
+  const expected = [`${manifest.name}-${manifest.version}.tgz`, `${serverManifest.name}-${serverManifest.version}.tgz`];
+  equal(files, expected, 'the tarballs written');
+  [tarball, serverTarball] = expected.map((name) => join(packDir, name));
 });
 
 // The Node.js versions a consumer's tree must support: the lowest that `engines` admits and every one tested here.
@@ -104,15 +114,29 @@ for (const [i, binDir] of binDirs.entries()) {
   try {
     const installed =
       packed &&
-      (await test(`${label} npm install --engine-strict of the tarball into an empty folder`, async () => {
+      (await test(`${label} npm install --engine-strict of mailverify alone into an empty folder`, async () => {
         await output('npm', ['install', '--engine-strict', '--no-audit', '--no-fund', tarball], { cwd: consumer, env });
       }));
-    for (const [name, body] of quickStarts(consumer, node, version, env)) {
+    for (const [name, body] of engineQuickStarts(consumer, node, version, env)) {
       // Without the package none can run; each counts as failed.
       await test(`${label} ${name}`, installed ? body : () => Promise.reject(new Error('not run: the package is not installed')));
     }
   } finally {
     rmSync(consumer, { recursive: true, force: true });
+  }
+  const serverConsumer = mkdtempSync(join(tmpdir(), 'mailverify consumer #'));
+  try {
+    const installed =
+      packed &&
+      (await test(`${label} npm install --engine-strict of mailverify-server beside mailverify into an empty folder`, async () => {
+        // Both tarballs: the server's dependency on mailverify is the engine's tarball, not the registry.
+        await output('npm', ['install', '--engine-strict', '--no-audit', '--no-fund', tarball, serverTarball], { cwd: serverConsumer, env });
+      }));
+    for (const [name, body] of serverQuickStarts(serverConsumer, env)) {
+      await test(`${label} ${name}`, installed ? body : () => Promise.reject(new Error('not run: the packages are not installed')));
+    }
+  } finally {
+    rmSync(serverConsumer, { recursive: true, force: true });
   }
 }
 
@@ -121,22 +145,74 @@ rmSync(packDir, { recursive: true, force: true });
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = failed > 0 ? 1 : 0;
 
-/** The tests run in the consumer folder once the package is installed there: [name, body]. */
-function quickStarts(consumer, node, version, env) {
+/** The packages of the tree installed in `consumer` (the consumer's own package left out), from `npm query`. */
+async function installedTree(consumer, env) {
+  return JSON.parse(await output('npm', ['query', '*'], { cwd: consumer, env })).filter((pkg) => pkg.location !== '');
+}
+
+/** A test that every package of the consumer's tree admits the supported Node.js versions. */
+function enginesTest(consumer, env) {
+  return [
+    `every package of the tree supports Node.js ${requiredVersions.join(', ')}`,
+    async () => {
+      const excluding = (await installedTree(consumer, env))
+        .filter((pkg) => pkg.engines?.node)
+        .filter((pkg) => requiredVersions.some((v) => !semver.satisfies(v, pkg.engines.node)))
+        .map((pkg) => `${pkg.name}@${pkg.version} (engines.node ${pkg.engines.node})`);
+      equal(excluding, [], 'packages whose engines exclude a supported Node.js');
+    },
+  ];
+}
+
+/** The bytes of the files under `folder`, links not followed. */
+function bytesUnder(folder) {
+  let total = 0;
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) total += bytesUnder(path);
+    else if (entry.isFile()) total += statSync(path).size;
+  }
+  return total;
+}
+
+/** Files under `folder` that make a package native: compiled addons and node-gyp build files. */
+function nativeFiles(folder) {
+  const found = [];
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) found.push(...nativeFiles(path));
+    else if (entry.name.endsWith('.node') || entry.name === 'binding.gyp') found.push(path);
+  }
+  return found;
+}
+
+/** The tests run in the consumer folder once the engine alone is installed there: [name, body]. */
+function engineQuickStarts(consumer, node, version, env) {
   const runLibrary = async (file, source) => {
     writeFileSync(join(consumer, file), source);
     equal(JSON.parse(await output(node, [file], { cwd: consumer, env })), LIBRARY_EXPECTED(version), 'the results');
   };
   return [
+    enginesTest(consumer, env),
     [
-      `every package of the tree supports Node.js ${requiredVersions.join(', ')}`,
+      `mailverify alone weighs at most ${ENGINE_MOST_PACKAGES} packages and ${ENGINE_MOST_BYTES / 1e6} MB, with no install script and no native module`,
       async () => {
-        const tree = JSON.parse(await output('npm', ['query', '*'], { cwd: consumer, env }));
-        const excluding = tree
-          .filter((pkg) => pkg.engines?.node)
-          .filter((pkg) => requiredVersions.some((v) => !semver.satisfies(v, pkg.engines.node)))
-          .map((pkg) => `${pkg.name}@${pkg.version} (engines.node ${pkg.engines.node})`);
-        equal(excluding, [], 'packages whose engines exclude a supported Node.js');
+        const tree = await installedTree(consumer, env);
+        const modules = join(consumer, 'node_modules');
+        const bytes = bytesUnder(modules);
+        // npm runs these on install (a binding.gyp without them is built by node-gyp: counted as native below).
+        const scripted = tree
+          .filter((pkg) => ['preinstall', 'install', 'postinstall'].some((name) => pkg.scripts?.[name]))
+          .map((pkg) => pkg.name);
+        const native = nativeFiles(modules).map((path) => path.slice(modules.length + 1));
+        console.log(
+          `      ${tree.length} packages (${tree.map((pkg) => pkg.name).sort().join(', ')}), ` +
+            `${(bytes / 1e6).toFixed(2)} MB, ${scripted.length} install scripts, ${native.length} native files`,
+        );
+        equal(scripted, [], 'packages with install scripts');
+        equal(native, [], 'native modules');
+        if (tree.length > ENGINE_MOST_PACKAGES) throw new Error(`${tree.length} packages installed, more than ${ENGINE_MOST_PACKAGES}`);
+        if (bytes > ENGINE_MOST_BYTES) throw new Error(`${bytes} bytes installed, more than ${ENGINE_MOST_BYTES}`);
       },
     ],
     [
@@ -165,7 +241,17 @@ function quickStarts(consumer, node, version, env) {
         );
       },
     ],
-    ['mailverify serve: a job over HTTP, then SIGTERM', () => serverQuickStart(consumer, env)],
+    [
+      'mailverify serve without the server package: says how to install it, exit 2',
+      async () => {
+        const { stderr, code } = await run(join(consumer, 'node_modules', '.bin', 'mailverify'), ['serve', '--port', '0'], { cwd: consumer, env }).then(
+          (done) => ({ stderr: done.stderr, code: 0 }),
+          (error) => ({ stderr: error.stderr ?? '', code: error.code }),
+        );
+        equal([code, stderr.includes('npm install mailverify-server')], [2, true], `the exit code and the hint (${stderr.trim()})`);
+        if (existsSync(join(consumer, 'node_modules', 'fastify'))) throw new Error('fastify is installed with the engine alone');
+      },
+    ],
     [
       'mailverify doctor without the optional mailauth: the spf row says how to install it',
       async () => {
@@ -183,13 +269,22 @@ function quickStarts(consumer, node, version, env) {
   ];
 }
 
+/** The tests run in the consumer folder once the server is installed there beside the engine: [name, body]. */
+function serverQuickStarts(consumer, env) {
+  return [
+    enginesTest(consumer, env),
+    ['mailverify serve: a job over HTTP, then SIGTERM', () => serverQuickStart(consumer, env, 'mailverify')],
+    ['mailverify-server serve: the same command under its own name', () => serverQuickStart(consumer, env, 'mailverify-server')],
+  ];
+}
+
 /**
  * The server's quick start with the binary the package installs (node_modules/.bin/mailverify, as a process manager
  * runs it): the root credentials from the environment, the URL read from its first line, a job submitted and the job
  * list read with Basic authentication, and SIGTERM, on which it must exit with 0.
  */
-async function serverQuickStart(consumer, env) {
-  const server = spawn(join(consumer, 'node_modules', '.bin', 'mailverify'), ['serve', '--port', '0', '--data-dir', 'data'], {
+async function serverQuickStart(consumer, env, command) {
+  const server = spawn(join(consumer, 'node_modules', '.bin', command), ['serve', '--port', '0', '--data-dir', `data-${command}`], {
     cwd: consumer,
     env: { ...env, MAILVERIFY_ROOT_PASSWORD: ROOT_PASSWORD },
     stdio: ['ignore', 'pipe', 'pipe'],

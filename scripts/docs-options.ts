@@ -2,7 +2,7 @@
 // package's folder); test/cli/serve-options.test.ts fails while the README's table differs from it.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { withOptionsTable } from '../src/cli/serve-options.js';
+import { withOptionsTable } from '../packages/server/src/cli/serve-options.js';
 
 const readme = join(process.cwd(), 'README.md');
 const before = readFileSync(readme, 'utf8');

@@ -1,5 +1,6 @@
-// The built package as a consumer sees it: `npm test` builds dist/ first; a temporary consumer package links to this
-// one and loads it through the exports map, once with import and once with require.
+// The built packages as a consumer sees them: `npm test` builds their dist/ first; a temporary consumer package links
+// to both (packages/mailverify and packages/server) and loads them through their exports maps, once with import and
+// once with require.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,13 +8,20 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const repository = fileURLToPath(new URL('..', import.meta.url));
+/** The engine's package folder. */
+const root = join(repository, 'packages', 'mailverify');
+/** The server's package folder. */
+const serverRoot = join(repository, 'packages', 'server');
 let consumer: string;
 
 beforeAll(() => {
   consumer = mkdtempSync(join(tmpdir(), 'mailverify-consumer-'));
   mkdirSync(join(consumer, 'node_modules'));
   symlinkSync(root, join(consumer, 'node_modules', 'mailverify'), 'dir');
+  symlinkSync(serverRoot, join(consumer, 'node_modules', 'mailverify-server'), 'dir');
+  // What each package's prepack adds: the README, the changelog and the licence.
+  for (const folder of [root, serverRoot]) execFileSync(process.execPath, [join(repository, 'scripts', 'package-files.mjs')], { cwd: folder });
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
 });
 
@@ -73,45 +81,46 @@ describe('the published package', () => {
       'dist/index.cjs',
       'dist/index.d.ts',
       'dist/index.d.cts',
-      'dist/server.js',
-      'dist/server.cjs',
-      'dist/server.d.ts',
-      'dist/server.d.cts',
+      'dist/internal.js',
+      'dist/internal.cjs',
+      'dist/internal.d.ts',
+      'dist/internal.d.cts',
       'dist/cli.js',
       'dist/offline-worker.js',
       'dist/offline-worker.cjs',
+      'bin/mailverify.js',
       'package.json',
       'README.md',
     ]) {
       expect(files).toContain(file);
     }
+    const serverFiles = packedFiles(serverRoot);
+    for (const file of ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/cli.js', 'dist/cli.d.ts', 'bin/mailverify-server.js', 'package.json', 'README.md']) {
+      expect(serverFiles).toContain(file);
+    }
   });
 
-  it('ships the licence and every document the README links to', () => {
-    const files = packedFiles(root);
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  it('ships the licence, the changelog and a README whose links to the guides lead to the repository, in both packages', () => {
+    const readme = readFileSync(join(repository, 'README.md'), 'utf8');
     const documents = [...readme.matchAll(/\]\((docs\/[^)#\s]+)/g)].map((match) => match[1]!);
     expect(documents).toContain('docs/verification.md');
-    for (const file of ['LICENSE', 'THIRD-PARTY-NOTICES.md', ...documents]) expect(files).toContain(file);
-    expect(files.filter((file) => /^(src|test|bench)\//.test(file))).toEqual([]);
-  });
-
-  it('ships the changelog', () => {
-    // The package's own files list, applied to a folder that surely holds a CHANGELOG.md.
-    const fixture = mkdtempSync(join(tmpdir(), 'mailverify-files-'));
-    try {
-      writeFileSync(join(fixture, 'package.json'), readFileSync(join(root, 'package.json')));
-      writeFileSync(join(fixture, 'CHANGELOG.md'), '# Changelog\n');
-      expect(packedFiles(fixture)).toContain('CHANGELOG.md');
-    } finally {
-      rmSync(fixture, { recursive: true, force: true });
+    const { url } = (JSON.parse(readFileSync(join(repository, 'package.json'), 'utf8')) as { repository: { url: string } }).repository;
+    const base = url.replace(/^git\+/, '').replace(/\.git$/, '');
+    for (const folder of [root, serverRoot]) {
+      const files = packedFiles(folder);
+      for (const file of ['LICENSE', 'THIRD-PARTY-NOTICES.md', 'CHANGELOG.md', 'README.md']) expect(files).toContain(file);
+      expect(files.filter((file) => /^(src|test|bench|docs)\//.test(file))).toEqual([]);
+      const packedReadme = readFileSync(join(folder, 'README.md'), 'utf8');
+      expect(packedReadme).not.toMatch(/\]\(docs\//);
+      for (const document of documents) expect(packedReadme).toContain(`](${base}/blob/main/${document}`);
     }
   });
 
   it("gives the CommonJS build a real import.meta.url, not esbuild's empty stand-in", () => {
-    for (const file of ['index.cjs', 'server.cjs', 'offline-worker.cjs']) {
+    for (const file of ['index.cjs', 'internal.cjs', 'offline-worker.cjs']) {
       expect(readFileSync(join(root, 'dist', file), 'utf8')).not.toMatch(/\bimport_meta\d* = \{\}/);
     }
+    expect(readFileSync(join(serverRoot, 'dist', 'index.cjs'), 'utf8')).not.toMatch(/\bimport_meta\d* = \{\}/);
   });
 });
 
@@ -146,12 +155,12 @@ describe("the CLI's offline worker thread", () => {
   });
 });
 
-describe('mailverify/server', () => {
+describe('mailverify-server', () => {
   it('loads through the exports map with import and with require', () => {
     const probe = `console.log(JSON.stringify(['mailverify', 'createServer', 'createRequestHandler', 'openSqliteStore', 'openPostgresStore'].map((n) => typeof server[n])));`;
     const expected = ['function', 'function', 'function', 'function', 'function'];
-    expect(run('server-esm.mjs', `import * as server from 'mailverify/server';\n${probe}`)).toEqual(expected);
-    expect(run('server-cjs.cjs', `const server = require('mailverify/server');\n${probe}`)).toEqual(expected);
+    expect(run('server-esm.mjs', `import * as server from 'mailverify-server';\n${probe}`)).toEqual(expected);
+    expect(run('server-cjs.cjs', `const server = require('mailverify-server');\n${probe}`)).toEqual(expected);
   });
 
   it('reads an uploaded workbook (in its worker thread) from the built files, ES module and CommonJS alike', async () => {
@@ -179,23 +188,23 @@ describe('mailverify/server', () => {
         console.log(JSON.stringify([answer.status, job.entries.data.map((e) => e.status)]));
       })();`;
     const expected = [200, ['Success', 'AtSignNotFound']];
-    expect(run('workbook-cjs.cjs', probe(`const server = require('mailverify/server');`))).toEqual(expected);
+    expect(run('workbook-cjs.cjs', probe(`const server = require('mailverify-server');`))).toEqual(expected);
     expect(
-      run('workbook-esm.mjs', probe(`import * as server from 'mailverify/server';\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);`)),
+      run('workbook-esm.mjs', probe(`import * as server from 'mailverify-server';\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);`)),
     ).toEqual(expected);
   });
 
   it("is not loaded by 'mailverify': the engine alone loads no HTTP, database or token code", () => {
     const loaded = (entry: string): string[] =>
       run(
-        `loaded-${entry.replace('/', '-')}.cjs`,
+        `loaded-${entry.replace(/\W/g, '-')}.cjs`,
         `require(${JSON.stringify(entry)});\nconsole.log(JSON.stringify(Object.keys(require.cache)));`,
       ) as string[];
     expect(loaded('mailverify').filter((path) => SERVER_PACKAGES.test(path))).toEqual([]);
-    expect(loaded('mailverify/server').filter((path) => SERVER_PACKAGES.test(path)).length).toBeGreaterThan(0);
+    expect(loaded('mailverify-server').filter((path) => SERVER_PACKAGES.test(path)).length).toBeGreaterThan(0);
     // The Redis client of a cluster is loaded only when a cluster opens a connection.
-    expect(loaded('mailverify/server').filter((path) => /node_modules\/(ioredis|@ioredis)\//.test(path))).toEqual([]);
-    expect(loaded('mailverify/server').filter((path) => POSTGRES_PACKAGES.test(path))).toEqual([]);
+    expect(loaded('mailverify-server').filter((path) => /node_modules\/(ioredis|@ioredis)\//.test(path))).toEqual([]);
+    expect(loaded('mailverify-server').filter((path) => POSTGRES_PACKAGES.test(path))).toEqual([]);
     // The ES module build: the files dist/index.js imports, followed through the shared chunks.
     const seen = new Set<string>();
     const bare = new Set<string>();
@@ -217,18 +226,26 @@ describe('mailverify/server', () => {
 
 describe('the optional mailauth', () => {
   it("is the version the doctor names when it is missing, and the one tested (dev dependency)", async () => {
-    const { MAILAUTH_VERSION } = await import('../src/doctor/spf.js');
+    const { MAILAUTH_VERSION } = await import('../packages/mailverify/src/doctor/spf.js');
     const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
     expect(manifest['peerDependencies']).toEqual({ mailauth: MAILAUTH_VERSION });
     expect(manifest['peerDependenciesMeta']).toEqual({ mailauth: { optional: true } });
-    expect(manifest['devDependencies']!['mailauth']).toBe(MAILAUTH_VERSION);
     expect(manifest['dependencies']!['mailauth']).toBeUndefined();
+    const repositoryManifest = JSON.parse(readFileSync(join(repository, 'package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+    expect(repositoryManifest['devDependencies']!['mailauth']).toBe(MAILAUTH_VERSION);
   });
 });
 
 describe('the version', () => {
   it('in the code is the one in package.json', async () => {
-    const { VERSION } = await import('../src/version.js');
+    const { VERSION } = await import('../packages/mailverify/src/version.js');
     expect(VERSION).toBe((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version);
+  });
+
+  it('is the same in both packages, and the server depends on exactly its engine', () => {
+    const engine = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    const server = JSON.parse(readFileSync(join(serverRoot, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
+    expect(server.version).toBe(engine.version);
+    expect(server.dependencies['mailverify']).toBe(engine.version);
   });
 });

@@ -9,7 +9,7 @@ import {
   isInGroup,
   isStatusCode,
   type StatusCode,
-} from '../src/index.js';
+} from '../packages/mailverify/src/index.js';
 
 // A verbatim copy of the service description (shared/spec/service-api.md).
 const spec = readFileSync(new URL('./fixtures/service-api.md', import.meta.url), 'utf8');

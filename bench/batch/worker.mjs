@@ -46,14 +46,14 @@ async function repeated(pass) {
   return first.measured;
 }
 
-const mailverifyDist = new URL(options.dist === undefined ? '../../dist/index.js' : `${options.dist}/index.js`, import.meta.url).href;
+const mailverifyDist = new URL(options.dist === undefined ? '../../packages/mailverify/dist/index.js' : `${options.dist}/index.js`, import.meta.url).href;
 
 /**
  * million.ts: `count` addresses made lazily (`user<i>@d<i mod domains, 3 digits>-lab.com`, as in scenario.ts's
  * domainName), through verifyMany with no options; checks that every index comes back exactly once.
  */
 async function million() {
-  const { createVerifier } = await import(new URL('../../dist/index.js', import.meta.url).href);
+  const { createVerifier } = await import(new URL('../../packages/mailverify/dist/index.js', import.meta.url).href);
   const { count, domains } = options;
   function* addresses() {
     for (let i = 0; i < count; i++) yield `user${i}@d${String(i % domains).padStart(3, '0')}-lab.com`;

@@ -42,7 +42,7 @@ const API = '/v2.7/email-validations';
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 /** PostgreSQL 15 flushes a backend's counters to pg_stat_database at most once a second, when it is idle. */
 const STATS_FLUSH_MS = 1_500;
-/** The verifier's default cap per exchanger (src/engine/smtp pool); there is no flag for it. */
+/** The verifier's default cap per exchanger (packages/mailverify/src/engine/smtp pool); there is no flag for it. */
 const PER_EXCHANGER_CAP = 3;
 const RUN_TIMEOUT_MS = 20 * 60_000;
 

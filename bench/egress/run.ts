@@ -29,7 +29,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { createVerifier, type EgressCoolingEvent, type SmtpEgress, type VerifierOptions } from '../../src/index.js';
+import { createVerifier, type EgressCoolingEvent, type SmtpEgress, type VerifierOptions } from '../../packages/mailverify/src/index.js';
 import { startMailLab, type DomainSpec, type MailLab, type ServerSpec } from '../../test/lab/mail-lab.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url)); // this bundle is in bench/.out/

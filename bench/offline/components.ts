@@ -10,17 +10,17 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { BatchedWriter, EncodedChunk } from '../../src/cli/output.js';
-import { hasPublicTopLevel } from '../../src/domain/top-level.js';
-import { isoNow as now, makeEntry, type Entry } from '../../src/engine/entry.js';
-import { createOfflineCheck } from '../../src/engine/offline.js';
-import { offlineStages, type Flags, type StageContext } from '../../src/engine/stages.js';
-import { createVerifier } from '../../src/engine/verifier.js';
-import { createLists } from '../../src/lists/lists.js';
-import { classificationOf } from '../../src/status/catalogue.js';
-import { createSuggester } from '../../src/suggest/suggest.js';
-import { parseWithPositions } from '../../src/syntax/parse.js';
-import type { ParsedAddress, ParseResult } from '../../src/syntax/types.js';
+import { BatchedWriter, EncodedChunk } from '../../packages/mailverify/src/cli/output.js';
+import { hasPublicTopLevel } from '../../packages/mailverify/src/domain/top-level.js';
+import { isoNow as now, makeEntry, type Entry } from '../../packages/mailverify/src/engine/entry.js';
+import { createOfflineCheck } from '../../packages/mailverify/src/engine/offline.js';
+import { offlineStages, type Flags, type StageContext } from '../../packages/mailverify/src/engine/stages.js';
+import { createVerifier } from '../../packages/mailverify/src/engine/verifier.js';
+import { createLists } from '../../packages/mailverify/src/lists/lists.js';
+import { classificationOf } from '../../packages/mailverify/src/status/catalogue.js';
+import { createSuggester } from '../../packages/mailverify/src/suggest/suggest.js';
+import { parseWithPositions } from '../../packages/mailverify/src/syntax/parse.js';
+import type { ParsedAddress, ParseResult } from '../../packages/mailverify/src/syntax/types.js';
 // @ts-expect-error plain JavaScript module
 import { LARGE_MIX, SEED, realisticCorpus } from '../syntax/corpus.mjs';
 

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { LARGE_MIX, SEED, realisticCorpus } from '../syntax/corpus.mjs';
 
 const HERE = (path) => fileURLToPath(new URL(path, import.meta.url));
-const CLI = HERE('../../dist/cli.js');
+const CLI = HERE('../../packages/mailverify/bin/mailverify.js');
 const FLOOR = HERE('./floor.mjs');
 const LAST_RUN = HERE('./last-run.md');
 const TIME = '/usr/bin/time';

@@ -14,7 +14,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../packages/mailverify/bin/mailverify.js', import.meta.url));
 const PASSWORD = 'deep json bench password';
 const AUTH = `Basic ${Buffer.from(`root:${PASSWORD}`).toString('base64')}`;
 const DEPTHS = [10_000, 100_000, 1_000_000];

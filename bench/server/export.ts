@@ -25,12 +25,12 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { entryPages } from '../../src/jobs/pages.js';
-import { SqliteJobStore } from '../../src/jobs/sqlite-store.js';
-import type { Entry } from '../../src/engine/entry.js';
-import { csvStream } from '../../src/server/export/csv.js';
-import { EXPORT_PAGE, cellsOf } from '../../src/server/export/rows.js';
-import { xlsxStream } from '../../src/server/export/xlsx.js';
+import { entryPages } from '../../packages/server/src/jobs/pages.js';
+import { SqliteJobStore } from '../../packages/server/src/jobs/sqlite-store.js';
+import type { Entry } from '../../packages/mailverify/src/engine/entry.js';
+import { csvStream } from '../../packages/server/src/server/export/csv.js';
+import { EXPORT_PAGE, cellsOf } from '../../packages/server/src/server/export/rows.js';
+import { xlsxStream } from '../../packages/server/src/server/export/xlsx.js';
 // @ts-expect-error plain JavaScript module
 import { LARGE_MIX, SEED, realisticCorpus } from '../syntax/corpus.mjs';
 import type { ServerStats } from './server.js';

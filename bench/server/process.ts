@@ -4,7 +4,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { VerifierOptions } from '../../src/engine/verifier.js';
+import type { VerifierOptions } from '../../packages/mailverify/src/engine/verifier.js';
 import type { ServerStats } from './server.js';
 
 const SERVER = fileURLToPath(new URL('server-bench-server.mjs', import.meta.url)); // beside this bundle in bench/.out/

@@ -1,5 +1,6 @@
 /**
- * Server benchmark: the REST server (src/server/) in a process of its own (server.ts), driven over loopback HTTP.
+ * Server benchmark: the REST server (packages/server/src/server/) in a process of its own (server.ts), driven over
+ * loopback HTTP.
  *
  *   1. Submission: POST of a 100,000-entry JSON body (offline verifier), timed from the first byte sent to the end
  *      of the 202; the server's peak RSS and event-loop stalls; the time until the job completes. A fresh server
@@ -27,7 +28,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import type { VerifierOptions } from '../../src/engine/verifier.js';
+import type { VerifierOptions } from '../../packages/mailverify/src/engine/verifier.js';
 import { startMailLab, type MailLab } from '../../test/lab/mail-lab.js';
 import { labVerifierOptions } from '../../test/lab/lab-verifier.js';
 import { buildBench, labScenario } from '../batch/scenario.js';

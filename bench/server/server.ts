@@ -18,8 +18,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import type { VerifierOptions } from '../../src/engine/verifier.js';
-import { createServer } from '../../src/server/index.js';
+import type { VerifierOptions } from '../../packages/mailverify/src/engine/verifier.js';
+import { createServer } from '../../packages/server/src/index.js';
 
 export interface Stall {
   /** Shared-clock milliseconds. */

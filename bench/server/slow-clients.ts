@@ -19,7 +19,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../packages/mailverify/bin/mailverify.js', import.meta.url));
 // From the package's folder, where npm runs the script (the bundle lives in bench/.out).
 const RESULTS = join(process.cwd(), 'bench/server/slow-clients-last-run.md');
 const PASSWORD = 'slow clients bench password';

@@ -1,6 +1,6 @@
 /**
  * Submission benchmark: how long another client's GET waits while the server takes a large JSON submission, and the
- * server's peak RSS for it, for this build and a baseline (another git revision's src/, main by default).
+ * server's peak RSS for it, for this build and a baseline (another git revision's sources, main by default).
  *
  * Scenarios: a floor (the same probing of an idle server for 10 s: what the machine's load alone costs a GET); one
  * 1,000,000-entry JSON body; with --concurrent, 50 bodies of 10,000 entries at once, their jobs waiting on DNS, and
@@ -136,12 +136,17 @@ async function jobsCompleted(port: number, ids: readonly string[]): Promise<numb
   }
 }
 
-/** The baseline's server.ts bundled from its revision's src/ (the packages are this checkout's). */
+/**
+ * The baseline's server.ts bundled from its revision's sources (src/ before the split into packages/, with the
+ * tsconfig that maps the packages' names to their sources after it); the npm packages are this checkout's.
+ */
 function buildBaseline(revision: string): string {
   const dir = join(OUT, 'baseline-src');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  execSync(`git archive --format=tar ${JSON.stringify(revision)} src bench/server | tar -x -C ${JSON.stringify(dir)}`, { cwd: ROOT });
+  const tree = execSync(`git ls-tree --name-only ${JSON.stringify(revision)}`, { cwd: ROOT, encoding: 'utf8' }).split('\n');
+  const paths = ['src', 'packages', 'tsconfig.json', 'tsconfig.base.json'].filter((path) => tree.includes(path));
+  execSync(`git archive --format=tar ${JSON.stringify(revision)} ${paths.join(' ')} bench/server | tar -x -C ${JSON.stringify(dir)}`, { cwd: ROOT });
   const script = join(OUT, 'server-bench-baseline.mjs');
   execFileSync(join(ROOT, 'node_modules/.bin/esbuild'), [
     join(dir, 'bench/server/server.ts'),

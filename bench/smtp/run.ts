@@ -8,7 +8,7 @@
  *   npm run bench:smtp
  */
 import { cpus } from 'node:os';
-import { createVerifier, type VerifierOptions } from '../../src/index.js';
+import { createVerifier, type VerifierOptions } from '../../packages/mailverify/src/index.js';
 import { startMailLab, type MailLab } from '../../test/lab/mail-lab.js';
 
 const ADDRESSES = 2_000;

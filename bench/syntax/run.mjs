@@ -19,7 +19,7 @@ import { CORPORA } from './corpus.mjs';
 
 const WORKER = fileURLToPath(new URL('./worker.mjs', import.meta.url));
 const LAST_RUN = fileURLToPath(new URL('./last-run.md', import.meta.url));
-const DIST = new URL('../../dist/index.js', import.meta.url);
+const DIST = new URL('../../packages/mailverify/dist/index.js', import.meta.url);
 const OURS = 'mailverify';
 const BASELINE = 'baseline';
 const PEERS = ['validator', '@hapi/address', 'email-addresses', 'isemail', 'email-validator'];

@@ -45,7 +45,7 @@ export const PEERS = {
     return (s) => validate(s);
   },
   // The built package (npm run build), i.e. what users get: dist/index.js of this checkout.
-  mailverify: () => loadMailverify(new URL('../../dist/index.js', import.meta.url)),
+  mailverify: () => loadMailverify(new URL('../../packages/mailverify/dist/index.js', import.meta.url)),
   baseline: (dir) => loadMailverify(pathToFileURL(path.join(dir, 'dist/index.js'))),
 };
 

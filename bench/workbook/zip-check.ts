@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yauzl from 'yauzl';
-import { checkXlsxArchive } from '../../src/server/import/zip-check.js';
+import { checkXlsxArchive } from '../../packages/server/src/server/import/zip-check.js';
 import { writeSlowWorkbook } from '../../test/lab/hostile-workbook.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailverify-zip-check-bench-'));

@@ -1,7 +1,7 @@
 // The CAPTCHA verifier on its own, against the siteverify lab on loopback: its options, the member it reads, the 24
 // hours an accepted token is remembered and the bound on how many, and nothing left behind by a check that timed out.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CaptchaRefused, CaptchaUnavailable, CaptchaVerifier, readCaptchaAnswer, REMEMBERED_TOKEN_MS } from '../../src/accounts/captcha.js';
+import { CaptchaRefused, CaptchaUnavailable, CaptchaVerifier, readCaptchaAnswer, REMEMBERED_TOKEN_MS } from '../../packages/server/src/accounts/captcha.js';
 import { expectNoLeak } from '../lab/leaks.js';
 import { startSiteverifyLab, type SiteverifyLab } from '../lab/siteverify.js';
 

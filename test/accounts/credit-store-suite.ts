@@ -4,8 +4,8 @@
 // taking nothing when refused; given back whole, or settled with the job's completion or end (Duplicate entries and
 // entries never answered released); settled at start for finished jobs and jobs never stored; the daily usage paged.
 import { describe, expect, it } from 'vitest';
-import { MAX_BALANCE_MICRO, MICRO } from '../../src/accounts/credits.js';
-import type { ServiceStore } from '../../src/jobs/types.js';
+import { MAX_BALANCE_MICRO, MICRO } from '../../packages/server/src/accounts/credits.js';
+import type { ServiceStore } from '../../packages/server/src/jobs/types.js';
 import { entryFor, inputsOf, newJob } from '../jobs/job-store-suite.js';
 import { storeOpener, type ServiceStoreUnderTest } from './user-store-suite.js';
 

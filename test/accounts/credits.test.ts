@@ -2,7 +2,7 @@
 // credits first, insufficient credit before the monthly maximum), the settlement (consumed free credits first), and
 // the UTC day math.
 import { describe, expect, it } from 'vitest';
-import { creditSettings, fromMicro, planReservation, settlement, toMicro, untilNextUtcMidnight, utcDay } from '../../src/accounts/credits.js';
+import { creditSettings, fromMicro, planReservation, settlement, toMicro, untilNextUtcMidnight, utcDay } from '../../packages/server/src/accounts/credits.js';
 
 describe('credit amounts', () => {
   it('are read exactly, up to six decimal places, and written back as given', () => {

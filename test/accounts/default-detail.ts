@@ -1,6 +1,6 @@
 // The detail a Standard user has when its creation gives nothing but its type, name and credentials: what the tests
 // of the user documents, of the store and of the users endpoints expect alike.
-import type { UserDetail } from '../../src/accounts/types.js';
+import type { UserDetail } from '../../packages/server/src/accounts/types.js';
 
 export function defaultStandardDetail(displayName: string, username?: string): UserDetail {
   return {

@@ -1,8 +1,8 @@
 // The firewall's pure matching: the client's address read (IPv4-mapped IPv6 as IPv4, zones dropped) and held, or not,
 // by a rule's inclusive range of its own family.
 import { describe, expect, it } from 'vitest';
-import { clientAddressValue, firewallAdmits, ipv6Value, ruleHolds } from '../../src/accounts/firewall.js';
-import type { FirewallRule } from '../../src/accounts/types.js';
+import { clientAddressValue, firewallAdmits, ipv6Value, ruleHolds } from '../../packages/server/src/accounts/firewall.js';
+import type { FirewallRule } from '../../packages/server/src/accounts/types.js';
 
 const v4 = (startIP: string, endIP: string): FirewallRule => ({ addressFamily: 'IPv4', displayName: 'v4', startIP, endIP });
 const v6 = (startIP: string, endIP: string): FirewallRule => ({ addressFamily: 'IPv6', displayName: 'v6', startIP, endIP });

@@ -1,8 +1,8 @@
 // Trusted origins: the serialized origin of an Origin header, expressions normalized the same way, and the wildcard
 // matcher (`*` any run, none included; `?` exactly one), which never builds a regular expression from an expression.
 import { describe, expect, it } from 'vitest';
-import { normalizedExpression, originTrusted, serializedOrigin } from '../../src/accounts/origins.js';
-import { wildcardMatches } from '../../src/text/wildcard.js';
+import { normalizedExpression, originTrusted, serializedOrigin } from '../../packages/server/src/accounts/origins.js';
+import { wildcardMatches } from '../../packages/mailverify/src/text/wildcard.js';
 
 describe('serializedOrigin', () => {
   it('lower case, the default port of http and https left out, other ports kept', () => {

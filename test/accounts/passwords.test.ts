@@ -9,7 +9,7 @@ import {
   passwordNeedsRehash,
   verifyAgainstDummy,
   verifyPassword,
-} from '../../src/accounts/passwords.js';
+} from '../../packages/server/src/accounts/passwords.js';
 
 const PASSWORD = 'correct horse battery stäple';
 

@@ -1,7 +1,7 @@
 // The permission evaluator, table by table: grants, denials winning, wildcards, omitted operation
 // and scope, aliases, and malformed rules refused with their place named.
 import { describe, expect, it } from 'vitest';
-import { PermissionRuleError, isAllowed, parseRules, type PermissionRequest } from '../../src/accounts/permissions.js';
+import { PermissionRuleError, isAllowed, parseRules, type PermissionRequest } from '../../packages/server/src/accounts/permissions.js';
 
 const request = (text: string): PermissionRequest => {
   const [resource, operation, scope] = text.split(':') as [PermissionRequest['resource'], PermissionRequest['operation'], PermissionRequest['scope']];

@@ -3,7 +3,7 @@
 // username nor the password kept in memory.
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { REMEMBERED_CREDENTIAL_MS, RememberedCredentials } from '../../src/accounts/remembered-credentials.js';
+import { REMEMBERED_CREDENTIAL_MS, RememberedCredentials } from '../../packages/server/src/accounts/remembered-credentials.js';
 
 const ALICE = '0b6c1d6e-6a4f-4d8a-9a57-2f4d3f0c1a11';
 const BOB = '7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6';

@@ -10,7 +10,7 @@ import {
   TotpFailureLimiter,
   USERNAME_FAILURE_LIMIT,
   type Reservation,
-} from '../../src/accounts/sign-in-limits.js';
+} from '../../packages/server/src/accounts/sign-in-limits.js';
 
 const MINUTE = 60_000;
 

@@ -3,8 +3,8 @@
 // changed between submissions, submissions counted while a user has no rules, and memory bounded: a day of
 // submissions at most, the newest KEPT_SUBMISSIONS (or the largest limit) per log, forgotten once nothing is left.
 import { describe, expect, it } from 'vitest';
-import { KEPT_SUBMISSIONS, PERIOD_MS, Throttle } from '../../src/accounts/throttling.js';
-import type { ThrottlingRule } from '../../src/accounts/types.js';
+import { KEPT_SUBMISSIONS, PERIOD_MS, Throttle } from '../../packages/server/src/accounts/throttling.js';
+import type { ThrottlingRule } from '../../packages/server/src/accounts/types.js';
 
 function fakeClock(): { now: () => number; advance: (ms: number) => void } {
   let t = Date.UTC(2026, 0, 1);

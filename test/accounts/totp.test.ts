@@ -12,7 +12,7 @@ import {
   newTotpSecret,
   totpStep,
   totpUri,
-} from '../../src/accounts/totp.js';
+} from '../../packages/server/src/accounts/totp.js';
 
 /** The RFC 6238 Appendix B secret, "12345678901234567890" in ASCII, as base32. */
 const RFC_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';

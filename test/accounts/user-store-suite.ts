@@ -3,8 +3,8 @@
 // by id and by username (case-insensitively), updated only from the etag read, listed in each order, kept across a
 // reopening; usernames unique among users not deleted.
 import { afterEach, describe, expect, it } from 'vitest';
-import { UsernameTakenError, type UserRecord } from '../../src/accounts/types.js';
-import type { ServiceStore } from '../../src/jobs/types.js';
+import { UsernameTakenError, type UserRecord } from '../../packages/server/src/accounts/types.js';
+import type { ServiceStore } from '../../packages/server/src/jobs/types.js';
 import { defaultStandardDetail } from './default-detail.js';
 
 /** A store under test: `fresh()` names a new, empty place (a file, a schema); `open(place)` opens a store on it. */

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
+import { openSqliteStore } from '../../packages/server/src/jobs/sqlite-store.js';
 import { describeCreditStore } from './credit-store-suite.js';
 import { describeUserStore } from './user-store-suite.js';
 

@@ -2,8 +2,8 @@
 // the defaults of absent settings, BrowserApps, administrators and no escalation, JSON Patch changes, and the
 // documents shown, which never hold a secret.
 import { describe, expect, it } from 'vitest';
-import { parseRules } from '../../src/accounts/permissions.js';
-import type { UserRecord } from '../../src/accounts/types.js';
+import { parseRules } from '../../packages/server/src/accounts/permissions.js';
+import type { UserRecord } from '../../packages/server/src/accounts/types.js';
 import {
   BROWSER_APP_RULES,
   PatchTestFailedError,
@@ -21,7 +21,7 @@ import {
   userOverviewView,
   type Caller,
   type NewUserContext,
-} from '../../src/accounts/users.js';
+} from '../../packages/server/src/accounts/users.js';
 import { defaultStandardDetail } from './default-detail.js';
 
 const ROOT: Caller = { isRoot: true, rules: [] };

@@ -11,9 +11,9 @@ import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { unreachableDnsServer } from '../lab/closed-port.js';
 import { runCli } from '../lab/serve-process.js';
 import { parse } from 'csv-parse/sync';
-import { ENTRY_FIELDS } from '../../src/engine/entry.js';
+import { ENTRY_FIELDS } from '../../packages/mailverify/src/engine/entry.js';
 
-const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const cli = fileURLToPath(new URL('../../packages/mailverify/bin/mailverify.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'mailverify-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,7 +1,7 @@
 // The offline workers' input: lines cut from bytes on the main thread (lineBlocks) and decoded in a worker
 // (linesOfBlock) give the lines of the decoded text, whatever the sizes of the reads.
 import { describe, expect, it } from 'vitest';
-import { MAX_LINE, lineBlocks, linesOfBlock } from '../../src/cli/offline/line-blocks.js';
+import { MAX_LINE, lineBlocks, linesOfBlock } from '../../packages/mailverify/src/cli/offline/line-blocks.js';
 
 /** The lines as the main thread's reader gives them: the text decoded at once, BOM dropped, CR dropped, cut at MAX_LINE. */
 function expectedLines(bytes: Buffer): string[] {

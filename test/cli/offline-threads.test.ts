@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
-const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const cli = fileURLToPath(new URL('../../packages/mailverify/bin/mailverify.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'mailverify-threads-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,10 +1,11 @@
-// The CLI's output formatting and batching (src/cli/output.ts), on real streams.
+// The CLI's output formatting and batching (packages/mailverify/src/cli/output.ts), on real streams.
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ENTRY_FIELDS, type Entry } from '../../src/engine/entry.js';
+import { ENTRY_FIELDS, type Entry } from '../../packages/mailverify/src/engine/entry.js';
 import { parse } from 'csv-parse/sync';
-import { csvText } from '../../src/cli/csv.js';
-import { BatchedWriter, csvRecord, jsonLine } from '../../src/cli/output.js';
+import { stringify } from 'csv-stringify/sync';
+import { csvText } from '../../packages/mailverify/src/cli/csv.js';
+import { BatchedWriter, csvRecord, jsonLine } from '../../packages/mailverify/src/cli/output.js';
 
 const ordered = (entry: Entry): Entry => {
   const out: Record<string, unknown> = {};
@@ -119,6 +120,16 @@ describe('CSV output', () => {
     const text = csvText([tricky, ['x', 'y']]);
     expect(text).toBe('plain,"a,b","say ""hi""", edge ,edge\t,"line\nbreak","lone\rcr","cr\r\nlf",,"""","Zoë, ""Ünï"""\nx,y\n');
     expect(parse(text, { relax_column_count: true })).toEqual([tricky, ['x', 'y']]);
+    // The quoting of csv-stringify's defaults, which wrote this output before.
+    expect(text).toBe(stringify([tricky, ['x', 'y']]));
+  });
+
+  it('writes TSV with tabs, quoting the fields that hold a tab, a quote or a line break, and not those with a comma', () => {
+    const tricky = ['a,b', 'tab\there', 'say "hi"', 'line\nbreak', ' edge '];
+    const text = csvText([tricky], '\t');
+    expect(text).toBe('a,b\t"tab\there"\t"say ""hi"""\t"line\nbreak"\t edge \n');
+    expect(parse(text, { delimiter: '\t' })).toEqual([tricky]);
+    expect(text).toBe(stringify([tricky], { delimiter: '\t' }));
   });
 
   it('writes the entries through BatchedWriter in order, in batches, readable by csv-parse', async () => {

@@ -1,10 +1,10 @@
-// The progress line and the summary (src/cli/report.ts). A child process cannot easily be given a terminal, so the
-// progress line is drawn here on a stand-in terminal: a PassThrough stream that says it is a TTY of a given width.
-// The CLI tests check the other side: with standard error a pipe, the command draws no progress line.
+// The progress line and the summary (packages/mailverify/src/cli/report.ts). A child process cannot easily be given a
+// terminal, so the progress line is drawn here on a stand-in terminal: a PassThrough stream that says it is a TTY of a
+// given width. The CLI tests check the other side: with standard error a pipe, the command draws no progress line.
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { Entry } from '../../src/engine/entry.js';
-import { ProgressLine, RunObserver, Tally, type RunState } from '../../src/cli/report.js';
+import type { Entry } from '../../packages/mailverify/src/engine/entry.js';
+import { ProgressLine, RunObserver, Tally, timeLeft, type RunState } from '../../packages/mailverify/src/cli/report.js';
 
 function fakeTerminal(columns: number) {
   const stream = Object.assign(new PassThrough(), { isTTY: true, columns });
@@ -61,6 +61,20 @@ describe('ProgressLine', () => {
     for (const line of lines) expect(line.length).toBeLessThan(30);
     expect(lines[0]).toMatch(/^={16} 100% \| 123,4/);
     expect(text.endsWith('\x1b[2K')).toBe(true); // the line cleared, for the summary to take its place
+  });
+
+  it('gives the time left in seconds, minutes and seconds, or hours and minutes', () => {
+    expect([0, 42, 60, 187, 3599, 3600, 7500].map(timeLeft)).toEqual(['0s', '42s', '1m00s', '3m07s', '59m59s', '1h00m', '2h05m']);
+  });
+
+  it('leaves no timer behind once stopped', async () => {
+    const terminal = fakeTerminal(80);
+    const progress = new ProgressLine(terminal.stream, state({}));
+    progress.start();
+    progress.stop();
+    const before = terminal.written().length;
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(terminal.written().length).toBe(before);
   });
 });
 

@@ -1,13 +1,14 @@
-// The options of `mailverify serve`, defined once (src/cli/serve-options.ts): flags, environment variables and the
-// config file with their precedence and their errors, and the README's table, which must be the generated one.
+// The options of `mailverify serve`, defined once (packages/server/src/cli/serve-options.ts): flags, environment
+// variables and the config file with their precedence and their errors, and the README's table, which must be the
+// generated one.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SERVE_OPTIONS, optionsTable, resolveServeSettings, serveFlags, withOptionsTable } from '../../src/cli/serve-options.js';
-import type { StandaloneOptions } from '../../src/server/app.js';
-import { DEFAULT_RETENTION_MS } from '../../src/server/defaults.js';
+import { SERVE_OPTIONS, optionsTable, resolveServeSettings, serveFlags, withOptionsTable } from '../../packages/server/src/cli/serve-options.js';
+import type { StandaloneOptions } from '../../packages/server/src/server/app.js';
+import { DEFAULT_RETENTION_MS } from '../../packages/server/src/server/defaults.js';
 import { makeTlsLab } from '../lab/tls-ca.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailverify-serve-options-'));

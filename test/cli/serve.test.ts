@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { makeTlsLab } from '../lab/tls-ca.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli.js');
+const CLI = join(ROOT, 'packages', 'mailverify', 'bin', 'mailverify.js');
 const PASSWORD = 'a serve test password';
 const dir = mkdtempSync(join(tmpdir(), 'mailverify-serve-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -150,8 +150,9 @@ describe('mailverify serve: stopping', () => {
     const consumer = join(dir, 'consumer');
     mkdirSync(join(consumer, 'node_modules', '.bin'), { recursive: true });
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-    symlinkSync(ROOT, join(consumer, 'node_modules', 'mailverify'));
-    symlinkSync('../mailverify/dist/cli.js', join(consumer, 'node_modules', '.bin', 'mailverify'));
+    symlinkSync(join(ROOT, 'packages', 'mailverify'), join(consumer, 'node_modules', 'mailverify'));
+    symlinkSync(join(ROOT, 'packages', 'server'), join(consumer, 'node_modules', 'mailverify-server'));
+    symlinkSync('../mailverify/bin/mailverify.js', join(consumer, 'node_modules', '.bin', 'mailverify'));
     // Offline: npx finds the local binary and never asks the registry.
     const env = { ...baseEnv(), MAILVERIFY_ROOT_PASSWORD: PASSWORD, npm_config_offline: 'true', npm_config_update_notifier: 'false' };
     const server = await launch('npx', ['mailverify', 'serve', '--port', '0', '--data-dir', join(dir, 'npx'), '--log-level', 'silent'], env, consumer);

@@ -3,9 +3,9 @@
 // gives; a waitTime request on a server without workers answers when another process completes the job; the
 // connections one exchanger sees stay within the cluster's cap whatever the workers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Entry } from '../../src/engine/entry.js';
-import { createVerifier, type VerifierOptions } from '../../src/engine/verifier.js';
-import type { StandaloneOptions } from '../../src/server/app.js';
+import type { Entry } from '../../packages/mailverify/src/engine/entry.js';
+import { createVerifier, type VerifierOptions } from '../../packages/mailverify/src/engine/verifier.js';
+import type { StandaloneOptions } from '../../packages/server/src/server/app.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { start, type Running } from '../server/http-client.js';

@@ -3,8 +3,8 @@
 // address. Both workers leave by the same egress (source address 127.0.0.5): one budget per egress × provider for the
 // whole cluster, and a cooling one worker starts stops the other's connections too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Entry } from '../../src/engine/entry.js';
-import type { VerifierOptions } from '../../src/engine/verifier.js';
+import type { Entry } from '../../packages/mailverify/src/engine/entry.js';
+import type { VerifierOptions } from '../../packages/mailverify/src/engine/verifier.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab, type ServerSpec } from '../lab/mail-lab.js';
 import { start, type Running } from '../server/http-client.js';

@@ -3,9 +3,9 @@
 // to take a username, to update a user from the same etag, to reserve against a small balance, free credits or a
 // monthly maximum, and to reserve while others give back; the schema of version 1 gaining the tables.
 import { describe, expect, it } from 'vitest';
-import { MICRO } from '../../src/accounts/credits.js';
-import { UsernameTakenError } from '../../src/accounts/types.js';
-import { openPostgresStore, type PostgresJobStore } from '../../src/jobs/postgres-store.js';
+import { MICRO } from '../../packages/server/src/accounts/credits.js';
+import { UsernameTakenError } from '../../packages/server/src/accounts/types.js';
+import { openPostgresStore, type PostgresJobStore } from '../../packages/server/src/jobs/postgres-store.js';
 import { describeCreditStore, reservation } from '../accounts/credit-store-suite.js';
 import { describeUserStore, userRecord } from '../accounts/user-store-suite.js';
 import { inputsOf, newJob } from '../jobs/job-store-suite.js';

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StorageFullError } from '../../src/jobs/types.js';
+import { StorageFullError } from '../../packages/server/src/jobs/types.js';
 import { inputsOf, newJob } from '../jobs/job-store-suite.js';
 import { mountTmpfs, tmpfsForTests, unmountTmpfs } from '../lab/full-disk.js';
 import { postgresSchemas, sql } from './postgres.js';

@@ -3,9 +3,9 @@
 // small balance never overdraw.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgresStore } from '../../src/jobs/postgres-store.js';
-import type { ServiceStore } from '../../src/jobs/types.js';
-import { createServer } from '../../src/server/app.js';
+import { openPostgresStore } from '../../packages/server/src/jobs/postgres-store.js';
+import type { ServiceStore } from '../../packages/server/src/jobs/types.js';
+import { createServer } from '../../packages/server/src/server/app.js';
 import { POSTGRES_URL, postgresSchemas } from './postgres.js';
 
 const schemas = postgresSchemas();

@@ -2,7 +2,7 @@
 // JobStore suite (test/jobs/job-store-suite.ts), then what is PostgreSQL's own: migrations under concurrent starts,
 // what an opening finishes after a stopped process, the schema option.
 import { describe, expect, it } from 'vitest';
-import { openPostgresStore } from '../../src/jobs/postgres-store.js';
+import { openPostgresStore } from '../../packages/server/src/jobs/postgres-store.js';
 import { createAnswered, describeJobStore, inputsOf, newJob } from '../jobs/job-store-suite.js';
 import { POSTGRES_URL, postgresSchemas, sql } from './postgres.js';
 

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll } from 'vitest';
-import { openPostgresStore, type PostgresJobStore } from '../../src/jobs/postgres-store.js';
+import { openPostgresStore, type PostgresJobStore } from '../../packages/server/src/jobs/postgres-store.js';
 
 export const POSTGRES_URL = process.env['MAILVERIFY_TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 

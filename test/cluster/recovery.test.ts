@@ -5,7 +5,7 @@
 // tasks back at once (the job completes long before its lease would have expired).
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { closeRedis, openRedis } from '../../src/cluster/redis.js';
+import { closeRedis, openRedis } from '../../packages/server/src/cluster/redis.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import type { ServeProcess } from '../lab/serve-process.js';
 import { callServer } from '../server/http-client.js';

@@ -2,8 +2,8 @@
 // egress × provider: the minute's limit across both, what a round gives back is free again, and peek says what a
 // process last learned.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisRecipientLedger } from '../../src/cluster/budget.js';
-import type { Redis } from '../../src/cluster/redis.js';
+import { RedisRecipientLedger } from '../../packages/server/src/cluster/budget.js';
+import type { Redis } from '../../packages/server/src/cluster/redis.js';
 import { testRedis, type TestRedis } from './redis-helpers.js';
 
 let redis: TestRedis;

@@ -3,7 +3,7 @@
 // same timeline, is exact under concurrent calls from two clients (two server processes), lets each client see the
 // other's counts, and keeps its keys only as long as they can change an answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsedTokens } from '../../src/accounts/captcha.js';
+import { UsedTokens } from '../../packages/server/src/accounts/captcha.js';
 import {
   RESERVED_PLACE_LIFE_MS,
   RedisCaptchaTokens,
@@ -12,13 +12,13 @@ import {
   RedisThrottle,
   RedisTotpFailures,
   RedisTotpSteps,
-} from '../../src/accounts/redis-counters.js';
-import { SIGN_IN_WINDOW_MS, SignInLimiter, TOTP_FAILURE_LIMIT, TotpFailureLimiter, type Reservation } from '../../src/accounts/sign-in-limits.js';
-import { KEPT_SUBMISSIONS, Throttle, type ThrottleDecision } from '../../src/accounts/throttling.js';
-import { FirstFactorAttempts, MemoryTotpSteps, totpClaimExpiresAt, totpStep } from '../../src/accounts/totp.js';
-import type { ThrottlingRule } from '../../src/accounts/types.js';
-import type { Redis } from '../../src/cluster/redis.js';
-import { redisSharedCounters } from '../../src/server/shared-counters.js';
+} from '../../packages/server/src/accounts/redis-counters.js';
+import { SIGN_IN_WINDOW_MS, SignInLimiter, TOTP_FAILURE_LIMIT, TotpFailureLimiter, type Reservation } from '../../packages/server/src/accounts/sign-in-limits.js';
+import { KEPT_SUBMISSIONS, Throttle, type ThrottleDecision } from '../../packages/server/src/accounts/throttling.js';
+import { FirstFactorAttempts, MemoryTotpSteps, totpClaimExpiresAt, totpStep } from '../../packages/server/src/accounts/totp.js';
+import type { ThrottlingRule } from '../../packages/server/src/accounts/types.js';
+import type { Redis } from '../../packages/server/src/cluster/redis.js';
+import { redisSharedCounters } from '../../packages/server/src/server/shared-counters.js';
 import { expectTooManyRequests, start } from '../server/http-client.js';
 import { testRedis, until, type TestRedis } from './redis-helpers.js';
 

@@ -1,7 +1,7 @@
 // A real Redis for the cluster suite (MAILVERIFY_TEST_REDIS_URL, default redis://127.0.0.1:6379): each test file gets
 // clients on a key prefix of its own, and deletes every key under it at the end.
 import { randomBytes } from 'node:crypto';
-import { closeRedis, openRedis, type Redis } from '../../src/cluster/redis.js';
+import { closeRedis, openRedis, type Redis } from '../../packages/server/src/cluster/redis.js';
 
 export const REDIS_URL = process.env['MAILVERIFY_TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 

@@ -2,9 +2,9 @@
 // same timeline, exact under concurrent takes from two clients (two server processes), shared by two listening
 // servers, keys that expire once they say nothing a missing key does not, and no socket left after the clients close.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openRedis, type Redis } from '../../src/cluster/redis.js';
-import { MemoryRateLimitStore, type Bucket } from '../../src/server/rate-limits.js';
-import { RedisRateLimitStore } from '../../src/server/redis-rate-limits.js';
+import { openRedis, type Redis } from '../../packages/server/src/cluster/redis.js';
+import { MemoryRateLimitStore, type Bucket } from '../../packages/server/src/server/rate-limits.js';
+import { RedisRateLimitStore } from '../../packages/server/src/server/redis-rate-limits.js';
 import { ManualClock } from '../jobs/manual-clock.js';
 import { expectTooManyRequests, start } from '../server/http-client.js';
 import { testRedis, until, type TestRedis } from './redis-helpers.js';

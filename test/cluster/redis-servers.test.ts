@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from '../../src/cluster/redis.js';
-import { redisSharedCounters } from '../../src/server/shared-counters.js';
+import type { Redis } from '../../packages/server/src/cluster/redis.js';
+import { redisSharedCounters } from '../../packages/server/src/server/shared-counters.js';
 import { expectTooManyRequests, start, type Running } from '../server/http-client.js';
 import { testRedis, type TestRedis } from './redis-helpers.js';
 

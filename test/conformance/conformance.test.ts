@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseAddress, type ParseResult } from '../../src/index.js';
+import { parseAddress, type ParseResult } from '../../packages/mailverify/src/index.js';
 import { SUITES, expectationFor, rowsOf, syntaxOptionsFor, type Expectation, type Fact, type Row, type Suite } from './expectations.js';
 
 const REGENERATE = 'CONFORMANCE_UPDATE=1 npx vitest run test/conformance';

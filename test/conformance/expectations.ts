@@ -14,7 +14,7 @@
  */
 import { isIPv6 } from 'node:net';
 import tr46 from 'tr46';
-import type { SyntaxOptions } from '../../src/index.js';
+import type { SyntaxOptions } from '../../packages/mailverify/src/index.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Corpus rows
@@ -505,7 +505,8 @@ function exceedsDomainLengths(p: Parts): boolean {
   );
 }
 
-/** docs/syntax.md provider rules, for the only provider in the corpora (see src/syntax/provider-rules.ts). */
+/** docs/syntax.md provider rules, for the only provider in the corpora (see
+ * packages/mailverify/src/syntax/provider-rules.ts). */
 function breaksGmailRule(p: Parts): boolean {
   if (!/^(gmail|googlemail)\.com$/i.test(p.domain)) return false;
   const username = p.local.split('+')[0]!;
@@ -563,8 +564,8 @@ function suiteRule(row: Row, a: Analysis): Call | null {
 // Options: the suite's options mapped to ours; rows whose expectation holds only under an option we do not have
 
 /**
- * The syntax options (src/syntax/policy.ts) that say what the suite's options for this row say. Only the suites with
- * such options map them; every other row is parsed with the defaults.
+ * The syntax options (packages/mailverify/src/syntax/policy.ts) that say what the suite's options for this row say.
+ * Only the suites with such options map them; every other row is parsed with the defaults.
  */
 export function syntaxOptionsFor(row: Row): SyntaxOptions {
   const { data } = row;

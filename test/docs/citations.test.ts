@@ -1,6 +1,6 @@
 // The shipped code cites RFCs and the project's own documents: every `docs/<file>.md#<anchor>` named in a comment of
-// src/ exists, every relative link of the README leads to a file (and heading) of the repository, and no comment
-// sends the reader to a document outside the repository.
+// the packages' sources (packages/*/src) exists, every relative link of the README leads to a file (and heading) of the
+// repository, and no comment sends the reader to a document outside the repository.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,9 +28,9 @@ function anchorsOf(markdownFile: string): Set<string> {
   return new Set([...text.matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) => slug(m[1]!)));
 }
 
-const files = sourceFiles('src');
+const files = ['packages/mailverify/src', 'packages/server/src'].flatMap(sourceFiles);
 
-describe('citations in src/', () => {
+describe("citations in the packages' sources", () => {
   it('name sections of docs/ that exist', () => {
     const broken: string[] = [];
     let count = 0;
@@ -80,7 +80,7 @@ describe('links of the README and of docs/', () => {
 
 describe('docs/troubleshooting.md', () => {
   it('names statuses of the catalogue only', async () => {
-    const { STATUS_CODES } = await import('../../src/status/catalogue.js');
+    const { STATUS_CODES } = await import('../../packages/mailverify/src/status/catalogue.js');
     const text = readFileSync(join(root, 'docs/troubleshooting.md'), 'utf8');
     // Status codes are written as `CamelCase` words of two parts or more; classifications are single words.
     const named = new Set([...text.matchAll(/`([A-Z][a-z]+(?:[A-Z][a-z]*)+)`/g)].map((m) => m[1]!));

@@ -24,7 +24,8 @@ let consumer: string;
 beforeAll(() => {
   consumer = mkdtempSync(join(tmpdir(), 'mailverify-docs-'));
   mkdirSync(join(consumer, 'node_modules'));
-  symlinkSync(root, join(consumer, 'node_modules', 'mailverify'), 'dir');
+  symlinkSync(join(root, 'packages', 'mailverify'), join(consumer, 'node_modules', 'mailverify'), 'dir');
+  symlinkSync(join(root, 'packages', 'server'), join(consumer, 'node_modules', 'mailverify-server'), 'dir');
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'docs-examples', private: true, type: 'module' }));
 });
 

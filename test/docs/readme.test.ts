@@ -170,7 +170,8 @@ beforeAll(async () => {
   });
   consumer = mkdtempSync(join(tmpdir(), 'mailverify-readme-'));
   mkdirSync(join(consumer, 'node_modules'));
-  symlinkSync(root, join(consumer, 'node_modules', 'mailverify'), 'dir');
+  symlinkSync(join(root, 'packages', 'mailverify'), join(consumer, 'node_modules', 'mailverify'), 'dir');
+  symlinkSync(join(root, 'packages', 'server'), join(consumer, 'node_modules', 'mailverify-server'), 'dir');
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'readme-examples', private: true, type: 'module' }));
   writeFileSync(join(consumer, 'list.txt'), 'jane@example.com\nJane@Example.com\nno-at-sign\ninfo@gmial.com\n');
   writeFileSync(join(consumer, 'list.jsonl'), '"jane@example.com"\n{"inputData":"info@example.com","custom":"row 2"}\n');
@@ -227,7 +228,7 @@ describe('README code blocks', () => {
   for (const { text, line } of commands) {
     it(`the command at README.md:${line} runs: ${text}`, async () => {
       const args = shellWords(text).slice(1);
-      const { code, stdout, stderr } = await run(join(root, 'dist', 'cli.js'), args, consumer, env);
+      const { code, stdout, stderr } = await run(join(root, 'packages', 'mailverify', 'bin', 'mailverify.js'), args, consumer, env);
       expect(code, stderr).toBe(0);
       expect(stdout.trim()).not.toBe('');
     });
@@ -268,7 +269,7 @@ describe('the README\'s list of exports', () => {
   it('names every value the package exports, and nothing it does not', async () => {
     const section = README.slice(README.indexOf('Everything the package exports:'), README.indexOf('- types:', README.indexOf('Everything the package exports:')));
     const listed = [...section.matchAll(/`([A-Za-z_]+)`/g)].map((m) => m[1]!).sort();
-    const exported = Object.keys(await import('../../src/index.js')).sort();
+    const exported = Object.keys(await import('../../packages/mailverify/src/index.js')).sort();
     expect(listed).toEqual(exported);
   });
 });

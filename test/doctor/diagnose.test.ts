@@ -3,7 +3,7 @@
 // (microsocks). Each egress leaves from an address of its own in 127.0.0.0/8, so each has its own reverse DNS.
 import { promises as dns } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { diagnoseEgress, type DiagnoseEgressOptions, type EgressDiagnosis, type SmtpEgress } from '../../src/index.js';
+import { diagnoseEgress, type DiagnoseEgressOptions, type EgressDiagnosis, type SmtpEgress } from '../../packages/mailverify/src/index.js';
 import { expectNoLeak } from '../lab/leaks.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { startSocksProxy, type SocksProxyProcess } from '../lab/socks-proxy.js';

@@ -2,10 +2,10 @@
 // answered by test/lab/dns-server.ts and read by the default resolver): every DNS row of decisions.md §5.
 import { createSocket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVerifier, type Resolver, type VerifierOptions } from '../../src/index.js';
-import { DnsLookup } from '../../src/dns/lookup.js';
-import { createDefaultResolver } from '../../src/dns/resolver.js';
-import { cachedMailDomain, resolveMailDomain, type ExchangerSkippedEvent } from '../../src/domain/mail-domain.js';
+import { createVerifier, type Resolver, type VerifierOptions } from '../../packages/mailverify/src/index.js';
+import { DnsLookup } from '../../packages/mailverify/src/dns/lookup.js';
+import { createDefaultResolver } from '../../packages/mailverify/src/dns/resolver.js';
+import { cachedMailDomain, resolveMailDomain, type ExchangerSkippedEvent } from '../../packages/mailverify/src/domain/mail-domain.js';
 import { startDnsServer, type LabDnsServer, type Zones } from '../lab/dns-server.js';
 
 // Public (global) addresses: the lab answers with them, nothing connects to them in a 'dns' check.

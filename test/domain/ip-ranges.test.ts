@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyAddress, isGlobalAddress } from '../../src/net/ip-ranges.js';
+import { classifyAddress, isGlobalAddress } from '../../packages/mailverify/src/net/ip-ranges.js';
 
 describe('classifyAddress', () => {
   it.each([

@@ -1,9 +1,9 @@
 import { isIP } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { literalIpAddress } from '../../src/net/literal-address.js';
-import { classifyAddress } from '../../src/net/ip-ranges.js';
-import { isAddressLiteral } from '../../src/syntax/literal.js';
+import { literalIpAddress } from '../../packages/mailverify/src/net/literal-address.js';
+import { classifyAddress } from '../../packages/mailverify/src/net/ip-ranges.js';
+import { isAddressLiteral } from '../../packages/mailverify/src/syntax/literal.js';
 
 describe('literalIpAddress', () => {
   it.each([

@@ -1,13 +1,14 @@
-// The default resolver (src/dns/stub-resolver.ts) against real DNS servers on loopback: the lab DNS server, made to
-// lose datagrams, truncate, fail or stay silent, and a few raw UDP servers that answer wrongly on purpose.
+// The default resolver (packages/mailverify/src/dns/stub-resolver.ts) against real DNS servers on loopback: the lab DNS
+// server, made to lose datagrams, truncate, fail or stay silent, and a few raw UDP servers that answer wrongly on
+// purpose.
 import { createHook } from 'node:async_hooks';
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram';
 import dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DnsLookup } from '../../src/dns/lookup.js';
-import { createDefaultResolver, type DefaultResolver } from '../../src/dns/resolver.js';
-import { createVerifier } from '../../src/engine/verifier.js';
+import { DnsLookup } from '../../packages/mailverify/src/dns/lookup.js';
+import { createDefaultResolver, type DefaultResolver } from '../../packages/mailverify/src/dns/resolver.js';
+import { createVerifier } from '../../packages/mailverify/src/engine/verifier.js';
 import { expectNoLeak } from '../lab/leaks.js';
 import { startDnsServer, type LabDnsServer, type Zones } from '../lab/dns-server.js';
 

@@ -1,7 +1,7 @@
 // The top-level check answers from its per-label memory exactly as a full public-suffix parse would.
 import { parse } from 'tldts';
 import { describe, expect, it } from 'vitest';
-import { hasPublicTopLevel } from '../../src/domain/top-level.js';
+import { hasPublicTopLevel } from '../../packages/mailverify/src/domain/top-level.js';
 
 const SPECIAL_USE = ['test', 'example', 'invalid', 'localhost', 'local', 'onion', 'alt'];
 

@@ -1,6 +1,6 @@
 // verifyMany: one entry per input, in order, with duplicate marking (decisions.md §9). Offline (checks: 'syntax').
 import { describe, expect, it } from 'vitest';
-import { createVerifier, type BatchInput, type Entry } from '../../src/index.js';
+import { createVerifier, type BatchInput, type Entry } from '../../packages/mailverify/src/index.js';
 
 async function collect(entries: AsyncIterable<Entry>): Promise<Entry[]> {
   const out: Entry[] = [];
@@ -163,7 +163,7 @@ describe('createVerifier options', () => {
 
 describe('settled inputs (a job resumed after a restart)', () => {
   it('yield nothing, count as completed, and stay first occurrences for duplicate marking', async () => {
-    const { SETTLED } = await import('../../src/engine/batch.js');
+    const { SETTLED } = await import('../../packages/mailverify/src/engine/batch.js');
     const answered: Entry = {
       index: 0,
       inputData: 'Jo@Example.org',

@@ -1,8 +1,8 @@
 // The CSV formula rule (OWASP, CSV Injection), on its own and in the server export's cells; opening the files in a
 // spreadsheet program is tested with the export (test/server/export.test.ts) and the CLI (test/cli/cli.test.ts).
 import { describe, expect, it } from 'vitest';
-import { escapeFormula } from '../../src/engine/csv-formulas.js';
-import { csvText } from '../../src/server/export/csv.js';
+import { escapeFormula } from '../../packages/mailverify/src/engine/csv-formulas.js';
+import { csvText } from '../../packages/server/src/server/export/csv.js';
 
 describe('escapeFormula', () => {
   it('puts a single quote before text that starts with =, +, -, @, a tab or a carriage return', () => {

@@ -2,7 +2,7 @@
 // RCPTs of each source address (the two egresses bind 127.0.0.5 and 127.0.0.6) and answers past a limit as Gmail
 // (421 4.7.28) or Exchange Online (550 5.7.606) do. No verdict may come from such a reply.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { EgressCoolingEvent, Entry, SmtpEgress, VerifierOptions } from '../../src/index.js';
+import type { EgressCoolingEvent, Entry, SmtpEgress, VerifierOptions } from '../../packages/mailverify/src/index.js';
 import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab, type ServerSpec } from '../lab/mail-lab.js';
 

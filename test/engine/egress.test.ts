@@ -2,8 +2,8 @@
 // proxy (microsocks, its outgoing connections bound to 127.0.0.7) and source addresses bound by the engine. The lab
 // records where each connection came from and what it said (EHLO name, envelope sender).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Entry, SmtpSessionEvent, Verifier } from '../../src/index.js';
-import { createVerifier } from '../../src/index.js';
+import type { Entry, SmtpSessionEvent, Verifier } from '../../packages/mailverify/src/index.js';
+import { createVerifier } from '../../packages/mailverify/src/index.js';
 import { labVerifier } from '../lab/lab-verifier.js';
 import { expectNoLeak } from '../lab/leaks.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
@@ -145,7 +145,7 @@ describe('smtp.egress', () => {
           entry = await verifier.verify('alice@mx1-egress.com');
           await verifier.close();
           // The socks package's unreferenced handshake timer outlives the handshake by up to the connect timeout and
-          // a second (src/smtp/egress/socks.ts): it must be gone by then.
+          // a second (packages/mailverify/src/smtp/egress/socks.ts): it must be gone by then.
         }, 1500 + 1000 + 1000),
       );
       expect(entry?.status, egress.id).toBe('SmtpConnectionFailure');

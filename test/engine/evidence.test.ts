@@ -2,7 +2,7 @@
 // mail lab on loopback. One case per stage that can decide: DNS, the exchanger's refusal of the session, the sender's
 // refusal, the RCPT reply, the catch-all probe; and an answer asked again through another egress.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { classifySmtpReply, explainSmtpReply, type Entry, type Verifier, type VerifierOptions } from '../../src/index.js';
+import { classifySmtpReply, explainSmtpReply, type Entry, type Verifier, type VerifierOptions } from '../../packages/mailverify/src/index.js';
 import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 

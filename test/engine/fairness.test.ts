@@ -3,7 +3,7 @@
 // allows, a batch of a higher priority that comes later is answered after a few RCPT delays rather than after the
 // whole list, and the list itself still finishes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Entry } from '../../src/index.js';
+import type { Entry } from '../../packages/mailverify/src/index.js';
 import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 

@@ -1,9 +1,10 @@
-// The misconfiguration warnings' rules (src/engine/misconfiguration.ts): when a warning is given, and how often. The
-// events are the observer's own shapes, given in the order the engine would give them; the server's tests
-// (test/server/metrics.test.ts) run the same monitor on a real unreachable DNS server and real private exchangers.
+// The misconfiguration warnings' rules (packages/mailverify/src/engine/misconfiguration.ts): when a warning is given,
+// and how often. The events are the observer's own shapes, given in the order the engine would give them; the server's
+// tests (test/server/metrics.test.ts) run the same monitor on a real unreachable DNS server and real private
+// exchangers.
 import { describe, expect, it } from 'vitest';
-import { MisconfigurationMonitor, type MisconfigurationWarning } from '../../src/engine/misconfiguration.js';
-import type { DnsQueryEvent } from '../../src/engine/observer.js';
+import { MisconfigurationMonitor, type MisconfigurationWarning } from '../../packages/mailverify/src/engine/misconfiguration.js';
+import type { DnsQueryEvent } from '../../packages/mailverify/src/engine/observer.js';
 
 function monitor(options: { dnsFailureRun?: number; intervalMs?: number } = {}) {
   const warnings: MisconfigurationWarning[] = [];

@@ -2,8 +2,8 @@
 // real SMTP servers on loopback. What it is told must match what the servers saw; an observer that fails must change
 // no result.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { combineObservers, createVerifier, type Entry, type VerifierObserver } from '../../src/index.js';
-import type { DnsQueryEvent, EgressCoolingEvent, ExchangerSkippedEvent, SmtpReplyEvent, SmtpSessionEvent, VerdictEvent } from '../../src/index.js';
+import { combineObservers, createVerifier, type Entry, type VerifierObserver } from '../../packages/mailverify/src/index.js';
+import type { DnsQueryEvent, EgressCoolingEvent, ExchangerSkippedEvent, SmtpReplyEvent, SmtpSessionEvent, VerdictEvent } from '../../packages/mailverify/src/index.js';
 import { unreachableDnsServer } from '../lab/closed-port.js';
 import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';

@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createOfflineCheck, type OfflineOptions } from '../../src/engine/offline.js';
-import { createVerifier, type BatchInput } from '../../src/engine/verifier.js';
+import { createOfflineCheck, type OfflineOptions } from '../../packages/mailverify/src/engine/offline.js';
+import { createVerifier, type BatchInput } from '../../packages/mailverify/src/engine/verifier.js';
 
 const corpus = readFileSync(fileURLToPath(new URL('../../corpus/syntax-cases.jsonl', import.meta.url)), 'utf8')
   .trim()

@@ -2,7 +2,7 @@
 // never looked up (the lab's DNS server and SMTP servers see nothing of it), and a custom level's passes and
 // timeouts are the ones used.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createVerifier, toLegacyEntry, type Entry, type OverrideRule, type VerifierOptions, type VerifyManyOptions } from '../../src/index.js';
+import { createVerifier, toLegacyEntry, type Entry, type OverrideRule, type VerifierOptions, type VerifyManyOptions } from '../../packages/mailverify/src/index.js';
 import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { expectNoLeak } from '../lab/leaks.js';

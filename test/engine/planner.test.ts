@@ -1,9 +1,9 @@
 // The batch planner (decisions.md §12) through the public createVerifier, against the mail lab: grouping by
 // exchanger, passes per batch, abort, priority, progress, one result per input under faults, and batch verdicts
 // equal to verify().
-import type { EgressCoolingEvent } from '../../src/index.js';
+import type { EgressCoolingEvent } from '../../packages/mailverify/src/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNodemailerTransport, createVerifier, type BatchProgress, type Entry, type SmtpTransport, type VerifierOptions, type VerifyManyOptions } from '../../src/index.js';
+import { createNodemailerTransport, createVerifier, type BatchProgress, type Entry, type SmtpTransport, type VerifierOptions, type VerifyManyOptions } from '../../packages/mailverify/src/index.js';
 import { expectNoLeak } from '../lab/leaks.js';
 import { labVerifier, labVerifierOptions } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';

@@ -2,7 +2,7 @@
 import { once } from 'node:events';
 import { createServer, connect, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { nextTurn } from '../../src/engine/turns.js';
+import { nextTurn } from '../../packages/mailverify/src/engine/turns.js';
 
 describe('nextTurn', () => {
   it('releases its callers in the order they asked, one per turn of the event loop', async () => {

@@ -2,7 +2,7 @@
 // DNS server that counts the queries it receives: its queued DNS queries are never sent, those in flight are
 // dropped, its SMTP work goes, and another batch on the same verifier goes on to its end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Entry } from '../../src/index.js';
+import type { Entry } from '../../packages/mailverify/src/index.js';
 import { expectNoLeak } from '../lab/leaks.js';
 import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';

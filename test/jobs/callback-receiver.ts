@@ -6,7 +6,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Clock } from '../../src/jobs/clock.js';
+import type { Clock } from '../../packages/server/src/jobs/clock.js';
 
 export interface ScriptedAnswer {
   readonly status: number;

@@ -1,6 +1,6 @@
 // Durations of the REST interface: read as the official clients send them, written as they parse them.
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from '../../src/jobs/duration.js';
+import { formatDuration, parseDuration } from '../../packages/server/src/jobs/duration.js';
 
 describe('durations', () => {
   it('reads [d.]h:m:s[.f], padded or not', () => {

@@ -1,9 +1,9 @@
 // The behaviour every JobStore shares, as one suite run against each store: SQLite in the normal suite
 // (sqlite-store.test.ts), PostgreSQL in the cluster suite (test/cluster/postgres-store.test.ts).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ENTRY_FIELDS, type Entry } from '../../src/engine/entry.js';
-import type { CallbackEvent, JobInput, JobStore, NewJob } from '../../src/jobs/types.js';
-import type { StatusCode } from '../../src/status/catalogue.js';
+import { ENTRY_FIELDS, type Entry } from '../../packages/mailverify/src/engine/entry.js';
+import type { CallbackEvent, JobInput, JobStore, NewJob } from '../../packages/server/src/jobs/types.js';
+import type { StatusCode } from '../../packages/mailverify/src/status/catalogue.js';
 
 /** A store under test. */
 export interface StoreUnderTest {

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newJob } from './new-job.js';
-import type { Verifier } from '../../src/index.js';
-import { Jobs } from '../../src/jobs/jobs.js';
-import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
-import type { JobInput, JobStore } from '../../src/jobs/types.js';
+import type { Verifier } from '../../packages/mailverify/src/index.js';
+import { Jobs } from '../../packages/server/src/jobs/jobs.js';
+import { openSqliteStore } from '../../packages/server/src/jobs/sqlite-store.js';
+import type { JobInput, JobStore } from '../../packages/server/src/jobs/types.js';
 import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 

@@ -1,7 +1,7 @@
 // A clock that tests move forward by hand: the time source of the callback worker and the retention purger, so that
 // 10 s, 1 h or 30 days pass at once. Its timers fire in order of their due time as `advance` passes it; a timer set
 // already due fires on the next turn of the event loop, as a real one would.
-import type { Clock, ClockTimer } from '../../src/jobs/clock.js';
+import type { Clock, ClockTimer } from '../../packages/server/src/jobs/clock.js';
 
 interface Timer {
   readonly id: number;

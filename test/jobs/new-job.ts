@@ -1,6 +1,6 @@
 // A job as a submission makes it, for the tests of the jobs layer: the owner and defaults they share.
 import { randomUUID } from 'node:crypto';
-import type { NewJob } from '../../src/jobs/types.js';
+import type { NewJob } from '../../packages/server/src/jobs/types.js';
 
 export function newJob(overrides: Partial<NewJob> = {}): NewJob {
   return {

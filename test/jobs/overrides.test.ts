@@ -1,13 +1,13 @@
-// The account's override rules in the store (src/jobs/overrides.ts) on a real SQLite file: each distinct list kept
-// once under its content key, the account's current list, a job's key kept with it (schema version 5, and the
-// migration of a version 4 database), and the runner verifying a job with the list it was submitted with.
+// The account's override rules in the store (packages/server/src/jobs/overrides.ts) on a real SQLite file: each
+// distinct list kept once under its content key, the account's current list, a job's key kept with it (schema version
+// 5, and the migration of a version 4 database), and the runner verifying a job with the list it was submitted with.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'libsql';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createVerifier } from '../../src/engine/verifier.js';
-import { Jobs } from '../../src/jobs/jobs.js';
+import { createVerifier } from '../../packages/mailverify/src/engine/verifier.js';
+import { Jobs } from '../../packages/server/src/jobs/jobs.js';
 import {
   CURRENT_OVERRIDES,
   accountOverrides,
@@ -15,8 +15,8 @@ import {
   readOverrideList,
   saveOverrideList,
   setAccountOverrides,
-} from '../../src/jobs/overrides.js';
-import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
+} from '../../packages/server/src/jobs/overrides.js';
+import { openSqliteStore } from '../../packages/server/src/jobs/sqlite-store.js';
 import { newJob } from './new-job.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailverify-overrides-store-'));

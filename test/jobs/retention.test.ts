@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newJob } from './new-job.js';
-import { createVerifier } from '../../src/index.js';
-import { Jobs } from '../../src/jobs/jobs.js';
-import { PURGE_INTERVAL_MS, RetentionPurger } from '../../src/jobs/retention.js';
-import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
-import type { JobRecord, JobStore, NewJob } from '../../src/jobs/types.js';
+import { createVerifier } from '../../packages/mailverify/src/index.js';
+import { Jobs } from '../../packages/server/src/jobs/jobs.js';
+import { PURGE_INTERVAL_MS, RetentionPurger } from '../../packages/server/src/jobs/retention.js';
+import { openSqliteStore } from '../../packages/server/src/jobs/sqlite-store.js';
+import type { JobRecord, JobStore, NewJob } from '../../packages/server/src/jobs/types.js';
 import { ManualClock } from './manual-clock.js';
 
 const MINUTE = 60_000;

@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Entry } from '../../src/engine/entry.js';
-import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
-import { StorageFullError, type JobStore } from '../../src/jobs/types.js';
+import type { Entry } from '../../packages/mailverify/src/engine/entry.js';
+import { openSqliteStore } from '../../packages/server/src/jobs/sqlite-store.js';
+import { StorageFullError, type JobStore } from '../../packages/server/src/jobs/types.js';
 import { fillDisk, mountTmpfs, readDatabase, tmpfsForTests, unmountTmpfs } from '../lab/full-disk.js';
 import { newJob } from './new-job.js';
 

@@ -8,8 +8,8 @@ import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import Database from 'libsql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteStore, SqliteJobStore } from '../../src/jobs/sqlite-store.js';
-import type { JobStore } from '../../src/jobs/types.js';
+import { openSqliteStore, SqliteJobStore } from '../../packages/server/src/jobs/sqlite-store.js';
+import type { JobStore } from '../../packages/server/src/jobs/types.js';
 import { createAnswered, describeJobStore, entryFor, inputsOf, newJob } from './job-store-suite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailverify-store-'));
@@ -120,7 +120,7 @@ describe('a writer killed with SIGKILL', () => {
     const entry = join(dir, 'child.ts');
     writeFileSync(
       entry,
-      `import { openSqliteStore } from ${JSON.stringify(resolve('src/jobs/sqlite-store.ts'))};
+      `import { openSqliteStore } from ${JSON.stringify(resolve('packages/server/src/jobs/sqlite-store.ts'))};
        const [path, synchronous] = process.argv.slice(2);
        (async () => {
          const store = await openSqliteStore(path, { synchronous });

@@ -1,5 +1,5 @@
 // A verifier pointed at a mail lab: its DNS server, its SMTP port, loopback allowed, and short timeouts for tests.
-import { createVerifier, type Verifier, type VerifierOptions } from '../../src/index.js';
+import { createVerifier, type Verifier, type VerifierOptions } from '../../packages/mailverify/src/index.js';
 import type { MailLab } from './mail-lab.js';
 
 /** `options` are laid over the lab's settings; `dns` and `smtp` are merged one level deep. */

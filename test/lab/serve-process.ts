@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../packages/mailverify/bin/mailverify.js', import.meta.url));
 
 /**
  * Runs `mailverify ARGS` from the build with `stdin` and `env` added to this process's environment, without blocking

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DomainSet, DomainSetUnion, normalizeDomain } from '../../src/lists/domain-set.js';
+import { DomainSet, DomainSetUnion, normalizeDomain } from '../../packages/mailverify/src/lists/domain-set.js';
 
 describe('DomainSet lookups', () => {
   const set = new DomainSet(['mailinator.com', 'mail.example.org']);

@@ -1,14 +1,15 @@
-// The free-provider list is screened (src/lists/free-providers.ts): documentation names, names under no delegated
-// suffix and typos of the big providers are no free providers, and a typo domain gets a suggestion instead.
+// The free-provider list is screened (packages/mailverify/src/lists/free-providers.ts): documentation names, names
+// under no delegated suffix and typos of the big providers are no free providers, and a typo domain gets a suggestion
+// instead.
 import { describe, expect, it } from 'vitest';
 import { parse } from 'tldts';
-import { createLists } from '../../src/lists/lists.js';
-import { exclusionReason, screenFreeProviders, type ExclusionReason } from '../../src/lists/free-providers.js';
-import { freeProviderDomainData, usableEntries } from '../../src/lists/packages.js';
-import { RESERVED_DOMAINS, TYPO_DOMAINS } from '../../src/lists/data/free-provider-exclusions.js';
-import { namesOf } from '../../src/lists/data/sourced.js';
-import { normalizeDomain } from '../../src/lists/domain-set.js';
-import { createSuggester } from '../../src/suggest/suggest.js';
+import { createLists } from '../../packages/mailverify/src/lists/lists.js';
+import { exclusionReason, screenFreeProviders, type ExclusionReason } from '../../packages/mailverify/src/lists/free-providers.js';
+import { freeProviderDomainData, usableEntries } from '../../packages/mailverify/src/lists/packages.js';
+import { RESERVED_DOMAINS, TYPO_DOMAINS } from '../../packages/mailverify/src/lists/data/free-provider-exclusions.js';
+import { namesOf } from '../../packages/mailverify/src/lists/data/sourced.js';
+import { normalizeDomain } from '../../packages/mailverify/src/lists/domain-set.js';
+import { createSuggester } from '../../packages/mailverify/src/suggest/suggest.js';
 
 const lists = createLists();
 const suggester = createSuggester();

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { getPublicSuffix } from 'tldts';
-import { createLists, roleKey, type ListsOptions } from '../../src/lists/lists.js';
-import { normalizeDomain } from '../../src/lists/domain-set.js';
-import { disposableDomainData, freeProviderDomainData, usableEntries } from '../../src/lists/packages.js';
-import { DISPOSABLE_MAIL_EXCHANGERS, HONEYPOT_MAIL_EXCHANGERS, PARKED_MAIL_EXCHANGERS } from '../../src/lists/data/mail-exchangers.js';
-import { RELAY_DOMAINS } from '../../src/lists/data/relay-domains.js';
-import { ROLE_LOCAL_PARTS } from '../../src/lists/data/role-local-parts.js';
-import { namesOf, type Sourced } from '../../src/lists/data/sourced.js';
+import { createLists, roleKey, type ListsOptions } from '../../packages/mailverify/src/lists/lists.js';
+import { normalizeDomain } from '../../packages/mailverify/src/lists/domain-set.js';
+import { disposableDomainData, freeProviderDomainData, usableEntries } from '../../packages/mailverify/src/lists/packages.js';
+import { DISPOSABLE_MAIL_EXCHANGERS, HONEYPOT_MAIL_EXCHANGERS, PARKED_MAIL_EXCHANGERS } from '../../packages/mailverify/src/lists/data/mail-exchangers.js';
+import { RELAY_DOMAINS } from '../../packages/mailverify/src/lists/data/relay-domains.js';
+import { ROLE_LOCAL_PARTS } from '../../packages/mailverify/src/lists/data/role-local-parts.js';
+import { namesOf, type Sourced } from '../../packages/mailverify/src/lists/data/sourced.js';
 
 const lists = createLists();
 

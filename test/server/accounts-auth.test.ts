@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { decodeJwt, decodeProtectedHeader, SignJWT, type JWTPayload } from 'jose';
 import { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type StandaloneOptions } from '../../src/server/app.js';
+import { createServer, type StandaloneOptions } from '../../packages/server/src/server/app.js';
 import { makeTlsLab, type CertifiedKey, type TlsLab } from '../lab/tls-ca.js';
 import { basic, callerAs, type Answer } from './http-calls.js';
 

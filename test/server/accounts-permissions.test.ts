@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer } from '../../src/server/app.js';
+import { createServer } from '../../packages/server/src/server/app.js';
 import { callServer, fileImport, type Answer, type Call } from './http-client.js';
 
 const ROOT = 'root';

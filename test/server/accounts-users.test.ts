@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer } from '../../src/server/app.js';
+import { createServer } from '../../packages/server/src/server/app.js';
 import { ManualClock } from '../jobs/manual-clock.js';
 import { defaultStandardDetail } from '../accounts/default-detail.js';
 

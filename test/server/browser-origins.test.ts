@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
-import { createServer } from '../../src/server/app.js';
+import { createServer } from '../../packages/server/src/server/app.js';
 
 const ROOT = 'root';
 const ROOT_PASSWORD = 'a browser test root password';

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import * as verifalia from 'verifalia';
 import { CaptchaValidationError, VerifaliaRestClient, WaitOptions } from 'verifalia';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createServer, type StandaloneOptions } from '../../src/server/app.js';
+import { createServer, type StandaloneOptions } from '../../packages/server/src/server/app.js';
 import { closedTcpPort, startSiteverifyLab, type LabProvider, type SiteverifyLab } from '../lab/siteverify.js';
 
 const ROOT = 'root';

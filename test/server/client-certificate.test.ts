@@ -12,8 +12,8 @@ import { promisify } from 'node:util';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer } from '../../src/server/app.js';
-import { verifiedClientName } from '../../src/server/client-certificate.js';
+import { createServer } from '../../packages/server/src/server/app.js';
+import { verifiedClientName } from '../../packages/server/src/server/client-certificate.js';
 import { makeTlsLab, type CertifiedKey, type TlsLab } from '../lab/tls-ca.js';
 
 const USER = 'root';

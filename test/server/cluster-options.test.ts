@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
-import { createServer } from '../../src/server/app.js';
+import { openSqliteStore } from '../../packages/server/src/jobs/sqlite-store.js';
+import { createServer } from '../../packages/server/src/server/app.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailverify-cluster-options-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -9,7 +9,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 import { VerifaliaRestClient } from 'verifalia';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENTRY_FIELDS } from '../../src/engine/entry.js';
+import { ENTRY_FIELDS } from '../../packages/mailverify/src/engine/entry.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { startServe } from '../lab/serve-process.js';

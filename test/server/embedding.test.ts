@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRequestHandler, mailverify } from '../../src/server/index.js';
+import { createRequestHandler, mailverify } from '../../packages/server/src/index.js';
 
 const USER = 'admin';
 const PASSWORD = 'a long and secret password';
@@ -107,7 +107,7 @@ describe('embedding', () => {
 describe('logging and client addresses', () => {
   it('logs requests as JSON lines without credentials; trusts X-Forwarded-For only from a configured proxy', async () => {
     const { Writable } = await import('node:stream');
-    const { createServer } = await import('../../src/server/index.js');
+    const { createServer } = await import('../../packages/server/src/index.js');
     const lines: string[] = [];
     const stream = new Writable({
       write(chunk, _encoding, done) {
@@ -144,7 +144,7 @@ describe('logging and client addresses', () => {
   });
 
   it('takes the address of the connection when no proxy is trusted', async () => {
-    const { createServer } = await import('../../src/server/index.js');
+    const { createServer } = await import('../../packages/server/src/index.js');
     const app = await createServer({ dataDir: join(dir, 'direct'), rootUsername: USER, rootPassword: PASSWORD, verifier: { checks: 'syntax' } });
     const origin = await app.listen({ host: '127.0.0.1', port: 0 });
     try {

@@ -3,7 +3,7 @@
 // `serve --evidence` and `check --evidence` as an operator runs them are in test/cli/evidence-cli.test.ts.
 import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { explainSmtpReply } from '../../src/index.js';
+import { explainSmtpReply } from '../../packages/mailverify/src/index.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { start, type Running } from './http-client.js';

@@ -6,9 +6,9 @@ import { text } from 'node:stream/consumers';
 import { stringify } from 'csv-stringify/sync';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { ENTRY_FIELDS, type Entry } from '../../src/engine/entry.js';
-import { csvRecord, csvStream, csvText } from '../../src/server/export/csv.js';
-import { HEADER, cellsOf, type Cell } from '../../src/server/export/rows.js';
+import { ENTRY_FIELDS, type Entry } from '../../packages/mailverify/src/engine/entry.js';
+import { csvRecord, csvStream, csvText } from '../../packages/server/src/server/export/csv.js';
+import { HEADER, cellsOf, type Cell } from '../../packages/server/src/server/export/rows.js';
 
 /** What the export wrote before its own writer: csv-stringify with these options, every cell through csvText. */
 function byCsvStringify(rows: readonly (readonly Cell[])[]): string {

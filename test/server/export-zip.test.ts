@@ -6,7 +6,7 @@ import { buffer } from 'node:stream/consumers';
 import { crc32 } from 'node:zlib';
 import yauzl from 'yauzl';
 import { describe, expect, it } from 'vitest';
-import { zipStream } from '../../src/server/export/zip.js';
+import { zipStream } from '../../packages/server/src/server/export/zip.js';
 
 interface ReadEntry {
   name: string;

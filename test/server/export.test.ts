@@ -16,10 +16,10 @@ import {
   WaitOptions,
 } from 'verifalia';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENTRY_FIELDS, type Entry } from '../../src/engine/entry.js';
-import { XLS_MAX_ROWS } from '../../src/server/export/biff8.js';
-import { MAX_DATA_ROWS, XLSX_MAX_ROWS } from '../../src/server/export/index.js';
-import { cellsOf } from '../../src/server/export/rows.js';
+import { ENTRY_FIELDS, type Entry } from '../../packages/mailverify/src/engine/entry.js';
+import { XLS_MAX_ROWS } from '../../packages/server/src/server/export/biff8.js';
+import { MAX_DATA_ROWS, XLSX_MAX_ROWS } from '../../packages/server/src/server/export/index.js';
+import { cellsOf } from '../../packages/server/src/server/export/rows.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
 import { libreOfficeForTests, openCsvInLibreOffice, openInLibreOffice } from '../lab/libreoffice.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
@@ -295,7 +295,7 @@ describe('export formats', () => {
   it('xls: long and non-Latin text across record boundaries, large and fractional numbers', async () => {
     // A string longer than one BIFF record (8,224 bytes) goes on in CONTINUE records; the shared-string table of
     // many distinct strings spans several.
-    const { Biff8Sheet } = await import('../../src/server/export/biff8.js');
+    const { Biff8Sheet } = await import('../../packages/server/src/server/export/biff8.js');
     const sheet = new Biff8Sheet('entries');
     const long = 'x'.repeat(20_000);
     const wide = '日本語'.repeat(3_000);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
-import { createServer, type StandaloneOptions } from '../../src/server/app.js';
+import { createServer, type StandaloneOptions } from '../../packages/server/src/server/app.js';
 import { basic, exchange } from './http-calls.js';
 
 export { basic };

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEGACY_STATUS_CODES, STATUS_CODES, legacyStatusOf, toLegacyEntry, type Entry, type StatusCode } from '../../src/index.js';
-import { createServer } from '../../src/server/index.js';
-import { VERSION } from '../../src/version.js';
+import { LEGACY_STATUS_CODES, STATUS_CODES, legacyStatusOf, toLegacyEntry, type Entry, type StatusCode } from '../../packages/mailverify/src/index.js';
+import { createServer } from '../../packages/server/src/index.js';
+import { VERSION } from '../../packages/mailverify/src/version.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 

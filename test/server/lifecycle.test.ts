@@ -4,7 +4,7 @@
 // new server on the same data. The server is the one under test (test/server/target.ts): embedded on a SQLite file,
 // or a cluster (its every process on the one clock; a restart stops them all and starts new ones).
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/jobs/clock.js';
+import type { Clock } from '../../packages/server/src/jobs/clock.js';
 import { startReceiver, type CallbackReceiver, type ScriptedAnswer } from '../jobs/callback-receiver.js';
 import { ManualClock } from '../jobs/manual-clock.js';
 import { expectNoLeak } from '../lab/leaks.js';

@@ -13,8 +13,8 @@ import addFormats from 'ajv-formats';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, mailverify } from '../../src/server/app.js';
-import { VERSION } from '../../src/version.js';
+import { createServer, mailverify } from '../../packages/server/src/server/app.js';
+import { VERSION } from '../../packages/mailverify/src/version.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 

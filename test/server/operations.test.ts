@@ -10,8 +10,8 @@ import { Writable } from 'node:stream';
 import Database from 'libsql';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
-import { createRequestHandler, createServer, mailverify, type StandaloneOptions } from '../../src/server/app.js';
+import { openSqliteStore } from '../../packages/server/src/jobs/sqlite-store.js';
+import { createRequestHandler, createServer, mailverify, type StandaloneOptions } from '../../packages/server/src/server/app.js';
 import { startReceiver } from '../jobs/callback-receiver.js';
 import { ManualClock } from '../jobs/manual-clock.js';
 

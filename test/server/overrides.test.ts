@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import Database from 'libsql';
 import { VerifaliaRestClient } from 'verifalia';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type StandaloneOptions } from '../../src/server/app.js';
+import { createServer, type StandaloneOptions } from '../../packages/server/src/server/app.js';
 import { labVerifierOptions } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { ROOT, ROOT_AUTH, ROOT_PASSWORD, callServer, fileImport, type Answer, type Call } from './http-client.js';

@@ -1,7 +1,7 @@
 // The defaults of the connection caps: the share of the open-file limit left to clients, and which peers are the
 // trusted proxies that the per-address cap spares (read as Fastify reads trustProxy).
 import { describe, expect, it } from 'vitest';
-import { defaultMaxClientConnections, trustedProxies } from '../../src/server/peers.js';
+import { defaultMaxClientConnections, trustedProxies } from '../../packages/server/src/server/peers.js';
 
 describe('the defaults', () => {
   it('the cap on client connections leaves the server a tenth of its open-file limit, at least 256, at most half', () => {

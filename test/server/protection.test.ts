@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type StandaloneOptions } from '../../src/server/app.js';
+import { createServer, type StandaloneOptions } from '../../packages/server/src/server/app.js';
 import { makeTlsLab, type TlsLab } from '../lab/tls-ca.js';
 import { basic, callerAs, type Answer, type CallOptions, type Endpoint } from './http-calls.js';
 

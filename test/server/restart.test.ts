@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
+import { openSqliteStore } from '../../packages/server/src/jobs/sqlite-store.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { CLI, startServe, type ServeProcess } from '../lab/serve-process.js';
 

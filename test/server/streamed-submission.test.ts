@@ -1,6 +1,6 @@
-// JSON submissions read as a stream (src/server/json-body.ts, receiveSubmission): every body gets the answer the
-// buffered pipeline gave (strict UTF-8 decoding, Fastify's JSON parser with prototype poisoning refused, then
-// readSubmission), checked against that pipeline itself; entries are stored whole through a real listening server
+// JSON submissions read as a stream (packages/server/src/server/json-body.ts, receiveSubmission): every body gets the
+// answer the buffered pipeline gave (strict UTF-8 decoding, Fastify's JSON parser with prototype poisoning refused,
+// then readSubmission), checked against that pipeline itself; entries are stored whole through a real listening server
 // and a real SQLite file, and a refused submission leaves no job and no row behind.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
@@ -12,12 +12,12 @@ import fc from 'fast-check';
 import Fastify, { type FastifyInstance } from 'fastify';
 import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
-import type { JobInput, JobStore } from '../../src/jobs/types.js';
-import { createServer } from '../../src/server/app.js';
-import { StreamedBody, readJsonBody } from '../../src/server/json-body.js';
-import { ProblemError } from '../../src/server/problems.js';
-import { canonical, readStreamedSubmission, readSubmission, receiveSubmission, invalidBody } from '../../src/server/submission.js';
+import { openSqliteStore } from '../../packages/server/src/jobs/sqlite-store.js';
+import type { JobInput, JobStore } from '../../packages/server/src/jobs/types.js';
+import { createServer } from '../../packages/server/src/server/app.js';
+import { StreamedBody, readJsonBody } from '../../packages/server/src/server/json-body.js';
+import { ProblemError } from '../../packages/server/src/server/problems.js';
+import { canonical, readStreamedSubmission, readSubmission, receiveSubmission, invalidBody } from '../../packages/server/src/server/submission.js';
 
 const USER = 'root';
 const PASSWORD = 'correct horse battery staple';
@@ -56,7 +56,8 @@ type Outcome = { status: number; type: string; detail: string } | { entries: num
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 const TYPES: Record<number, string> = { 400: '/problems/invalid-request', 413: '/problems/payload-too-large' };
 
-/** The answer of the buffered pipeline this server had before bodies were streamed (src/server/app.ts). */
+/** The answer of the buffered pipeline this server had before bodies were streamed (packages/server/src/server/app.ts).
+ * */
 function expected(bytes: Buffer, legacy = false): Outcome {
   if (bytes.length > BODY_LIMIT) return { status: 413, type: TYPES[413]!, detail: 'Request body is too large' };
   let body: unknown;

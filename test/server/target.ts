@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll } from 'vitest';
-import { openPostgresStore, type PostgresJobStore } from '../../src/jobs/postgres-store.js';
-import { openSqliteStore, type SqliteJobStore } from '../../src/jobs/sqlite-store.js';
-import { createServer, type StandaloneOptions } from '../../src/server/app.js';
+import { openPostgresStore, type PostgresJobStore } from '../../packages/server/src/jobs/postgres-store.js';
+import { openSqliteStore, type SqliteJobStore } from '../../packages/server/src/jobs/sqlite-store.js';
+import { createServer, type StandaloneOptions } from '../../packages/server/src/server/app.js';
 import { POSTGRES_URL, postgresSchemas } from '../cluster/postgres.js';
 import { REDIS_URL, testRedis } from '../cluster/redis-helpers.js';
 

@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../src/jobs/sqlite-store.js';
-import { StorageFullError, type JobStore } from '../../src/jobs/types.js';
-import type { UserStore } from '../../src/accounts/types.js';
+import { openSqliteStore } from '../../packages/server/src/jobs/sqlite-store.js';
+import { StorageFullError, type JobStore } from '../../packages/server/src/jobs/types.js';
+import type { UserStore } from '../../packages/server/src/accounts/types.js';
 import { ManualClock } from '../jobs/manual-clock.js';
 import { expectTooManyRequests, fileImport, ROOT_AUTH, start, type Answer, type Running } from './http-client.js';
 

@@ -2,8 +2,8 @@
 // rules (explainSmtpReply): the same status whenever the fast path decides, on every real reply and on generated ones.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SMTP_REPLY_PHASES, classifySmtpReply, commonReplyStatus, explainSmtpReply } from '../../src/smtp/classify.js';
-import { REPLY_PATTERNS } from '../../src/smtp/reply-patterns.js';
+import { SMTP_REPLY_PHASES, classifySmtpReply, commonReplyStatus, explainSmtpReply } from '../../packages/mailverify/src/smtp/classify.js';
+import { REPLY_PATTERNS } from '../../packages/mailverify/src/smtp/reply-patterns.js';
 import { REPLY_CASES } from './reply-cases.js';
 
 const fullStatus = (phase: (typeof SMTP_REPLY_PHASES)[number], code: number, text: string) =>

@@ -7,10 +7,10 @@ import {
   explainSmtpReply,
   type SmtpReplyPhase,
   type SmtpReplyRule,
-} from '../../src/smtp/classify.js';
-import { parseReply } from '../../src/smtp/reply.js';
-import { PATTERN_KIND_ORDER, REPLY_PATTERNS, matchingPatternIds } from '../../src/smtp/reply-patterns.js';
-import { STATUS_CODES, type StatusCode } from '../../src/status/catalogue.js';
+} from '../../packages/mailverify/src/smtp/classify.js';
+import { parseReply } from '../../packages/mailverify/src/smtp/reply.js';
+import { PATTERN_KIND_ORDER, REPLY_PATTERNS, matchingPatternIds } from '../../packages/mailverify/src/smtp/reply-patterns.js';
+import { STATUS_CODES, type StatusCode } from '../../packages/mailverify/src/status/catalogue.js';
 import { REPLY_CASES } from './reply-cases.js';
 
 const label = (c: { phase: string; code: number; text: string }): string =>
@@ -63,7 +63,7 @@ describe('classifySmtpReply on real replies (test/smtp/reply-cases.ts)', () => {
   });
 });
 
-describe('the pattern table (src/smtp/reply-patterns.ts)', () => {
+describe('the pattern table (packages/mailverify/src/smtp/reply-patterns.ts)', () => {
   it('has unique ids, a known kind, a source, and case-insensitive, stateless patterns', () => {
     const ids = REPLY_PATTERNS.map((p) => p.id);
     expect(new Set(ids).size).toBe(ids.length);

@@ -1,9 +1,9 @@
 // The egress policy's parts on their own: which replies are about the prober, the cooling's doubling and reset, the
 // recipient ledger's windows (a clock of the test's), and the provider of an exchanger host name.
 import { describe, expect, it } from 'vitest';
-import { LocalRecipientLedger } from '../../src/smtp/egress/budget.js';
-import { Cooling, isAboutProber } from '../../src/smtp/egress/cooling.js';
-import { PROVIDER_PROFILES, Providers, checkProviderProfiles } from '../../src/smtp/egress/providers.js';
+import { LocalRecipientLedger } from '../../packages/mailverify/src/smtp/egress/budget.js';
+import { Cooling, isAboutProber } from '../../packages/mailverify/src/smtp/egress/cooling.js';
+import { PROVIDER_PROFILES, Providers, checkProviderProfiles } from '../../packages/mailverify/src/smtp/egress/providers.js';
 
 describe('isAboutProber', () => {
   it.each([

@@ -8,9 +8,9 @@ import { expectNoLeak } from '../lab/leaks.js';
 import { rejection } from '../lab/transport-rejection.js';
 import { startSocksProxy, type SocksProxyProcess } from '../lab/socks-proxy.js';
 import { MICROSOCKS, needing } from '../lab/system-programs.js';
-import { parseSocksUrl } from '../../src/smtp/egress/egresses.js';
-import { createNodemailerTransport } from '../../src/smtp/nodemailer-transport.js';
-import type { EgressRoute, SmtpOpenOptions } from '../../src/smtp/transport.js';
+import { parseSocksUrl } from '../../packages/mailverify/src/smtp/egress/egresses.js';
+import { createNodemailerTransport } from '../../packages/mailverify/src/smtp/nodemailer-transport.js';
+import type { EgressRoute, SmtpOpenOptions } from '../../packages/mailverify/src/smtp/transport.js';
 
 const PASSWORD = 'pr0xy-Secret';
 const transport = createNodemailerTransport();

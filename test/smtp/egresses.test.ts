@@ -1,6 +1,6 @@
 // Egress definitions (decisions §18): SOCKS5 URLs, checks of every field, and no proxy password in any message.
 import { describe, expect, it } from 'vitest';
-import { parseSocksUrl, readEgresses, showUrl } from '../../src/smtp/egress/egresses.js';
+import { parseSocksUrl, readEgresses, showUrl } from '../../packages/mailverify/src/smtp/egress/egresses.js';
 
 const DEFAULTS = { heloName: 'probe.example.net', mailFrom: 'verify@probe.example.net', maxConnections: 50 };
 const NAME = 'createVerifier: option smtp.egress';

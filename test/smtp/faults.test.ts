@@ -3,7 +3,7 @@
 // address literals reach the transport as plain IP addresses.
 import { isIP } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNodemailerTransport, type Entry, type SmtpTransport, type VerifierOptions } from '../../src/index.js';
+import { createNodemailerTransport, type Entry, type SmtpTransport, type VerifierOptions } from '../../packages/mailverify/src/index.js';
 import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 

@@ -8,15 +8,15 @@ import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectNoLeak } from '../lab/leaks.js';
 import { rejection } from '../lab/transport-rejection.js';
-import { createNodemailerTransport } from '../../src/smtp/nodemailer-transport.js';
+import { createNodemailerTransport } from '../../packages/mailverify/src/smtp/nodemailer-transport.js';
 import {
   SmtpTransportError,
   type SmtpOpenOptions,
   type SmtpPhase,
   type SmtpSession,
   type SmtpTransportErrorCode,
-} from '../../src/smtp/transport.js';
-import type { SmtpReply } from '../../src/smtp/reply.js';
+} from '../../packages/mailverify/src/smtp/transport.js';
+import type { SmtpReply } from '../../packages/mailverify/src/smtp/reply.js';
 
 const KEY = readFileSync(new URL('../lab/tls/localhost-key.pem', import.meta.url));
 const CERT = readFileSync(new URL('../lab/tls/localhost-cert.pem', import.meta.url));

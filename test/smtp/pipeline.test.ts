@@ -1,7 +1,7 @@
 // The whole pipeline through the public createVerifier, against the mail lab: the lab DNS server and real SMTP
 // servers on loopback (test/lab/mail-lab.ts). Every SMTP row of decisions.md §6, the probe strategy and the faults.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNodemailerTransport, type Entry, type SmtpTransport, type VerifierOptions } from '../../src/index.js';
+import { createNodemailerTransport, type Entry, type SmtpTransport, type VerifierOptions } from '../../packages/mailverify/src/index.js';
 import { expectNoLeak } from '../lab/leaks.js';
 import { labVerifier } from '../lab/lab-verifier.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';

@@ -8,8 +8,8 @@
  * command a verifier asks about. `rule` is set where the reason matters (classify.ts, `SmtpReplyRule`).
  */
 
-import type { SmtpReplyPhase, SmtpReplyRule } from '../../src/smtp/classify.js';
-import type { StatusCode } from '../../src/status/catalogue.js';
+import type { SmtpReplyPhase, SmtpReplyRule } from '../../packages/mailverify/src/smtp/classify.js';
+import type { StatusCode } from '../../packages/mailverify/src/status/catalogue.js';
 
 export interface ReplyCase {
   readonly phase: SmtpReplyPhase;

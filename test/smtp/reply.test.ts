@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { enhancedCodeOf, parseReply, replyOf } from '../../src/smtp/reply.js';
+import { enhancedCodeOf, parseReply, replyOf } from '../../packages/mailverify/src/smtp/reply.js';
 
 describe('parseReply', () => {
   it('joins the lines of a multi-line reply and takes the enhanced code of the first line', () => {

@@ -1,6 +1,6 @@
 // ConnectionSlots is a pure scheduling structure: caps, priority order, idle.
 import { describe, expect, it } from 'vitest';
-import { ConnectionSlots, type Slot } from '../../src/smtp/slots.js';
+import { ConnectionSlots, type Slot } from '../../packages/mailverify/src/smtp/slots.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 

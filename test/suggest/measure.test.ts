@@ -3,7 +3,7 @@
 // unrelated domain gets any. The figures are kept in FIGURES.md; SUGGEST_UPDATE=1 rewrites it.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createSuggester } from '../../src/suggest/suggest.js';
+import { createSuggester } from '../../packages/mailverify/src/suggest/suggest.js';
 import {
   FIGURES_FILE,
   commonDomains,

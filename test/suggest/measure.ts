@@ -22,9 +22,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { COMMON_DOMAINS, PROVIDER_VARIANTS } from '../../src/suggest/common-domains.js';
-import type { Suggester } from '../../src/suggest/suggest.js';
-import { parseAddress } from '../../src/syntax/parse.js';
+import { COMMON_DOMAINS, PROVIDER_VARIANTS } from '../../packages/mailverify/src/suggest/common-domains.js';
+import type { Suggester } from '../../packages/mailverify/src/suggest/suggest.js';
+import { parseAddress } from '../../packages/mailverify/src/syntax/parse.js';
 
 const INSERTED = 'abcdefghijklmnopqrstuvwxyz0123456789.-';
 const SUBSTITUTED = 'abcdefghijklmnopqrstuvwxyz0123456789-';

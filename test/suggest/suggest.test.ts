@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { COMMON_DOMAINS, COMMON_SUFFIXES, PROVIDER_VARIANTS } from '../../src/suggest/common-domains.js';
-import { createSuggester, singleEdit } from '../../src/suggest/suggest.js';
+import { COMMON_DOMAINS, COMMON_SUFFIXES, PROVIDER_VARIANTS } from '../../packages/mailverify/src/suggest/common-domains.js';
+import { createSuggester, singleEdit } from '../../packages/mailverify/src/suggest/suggest.js';
 
 const suggester = createSuggester();
 const suggest = (domain: string, localPart = 'jane'): string[] => suggester.suggest(localPart, domain);

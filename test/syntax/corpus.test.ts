@@ -2,7 +2,7 @@
 // decisions.md §3 by corpus/build-syntax-cases.mjs).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { STATUS_CODES, isInGroup, parseAddress } from '../../src/index.js';
+import { STATUS_CODES, isInGroup, parseAddress } from '../../packages/mailverify/src/index.js';
 
 interface CorpusRow {
   input: string;

@@ -7,8 +7,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain JavaScript module
 import { getCorpus } from '../../bench/syntax/corpus.mjs';
-import { parseAddress, parseWithPositions } from '../../src/syntax/parse.js';
-import type { SyntaxPolicy } from '../../src/syntax/policy.js';
+import { parseAddress, parseWithPositions } from '../../packages/mailverify/src/syntax/parse.js';
+import type { SyntaxPolicy } from '../../packages/mailverify/src/syntax/policy.js';
 import { parseAddress as referenceParseAddress, parseWithPositions as referenceParseWithPositions } from './reference/parse.js';
 
 const SWITCHES = ['allowQuotedLocalPart', 'allowAddressLiteral', 'allowInternationalLocalPart', 'providerRules'] as const;

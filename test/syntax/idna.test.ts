@@ -6,8 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseAddress } from '../../src/index.js';
-import { normalizeDomain } from '../../src/lists/domain-set.js';
+import { parseAddress } from '../../packages/mailverify/src/index.js';
+import { normalizeDomain } from '../../packages/mailverify/src/lists/domain-set.js';
 
 const verdict = (input: string): string => {
   const r = parseAddress(input);
@@ -104,7 +104,7 @@ describe('normalizeDomain: list data through the same UTS-46 mapping', () => {
 
 describe('the engine', () => {
   it("maps domains with tr46 alone: no use of the runtime's UTS-46 (node:url, punycode)", () => {
-    const src = fileURLToPath(new URL('../../src', import.meta.url));
+    const src = fileURLToPath(new URL('../../packages/mailverify/src', import.meta.url));
     const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
     expect(files.length).toBeGreaterThan(20);
     const offenders = files.filter((file) =>

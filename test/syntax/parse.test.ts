@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseAddress, PROVIDER_RULES } from '../../src/index.js';
+import { parseAddress, PROVIDER_RULES } from '../../packages/mailverify/src/index.js';
 
 const failure = (input: string) => {
   const r = parseAddress(input);

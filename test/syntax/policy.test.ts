@@ -1,6 +1,6 @@
 // Syntax policy options: forms the RFCs allow that a user may refuse, through parseAddress and the verifier.
 import { describe, expect, it } from 'vitest';
-import { createVerifier, parseAddress, type SyntaxOptions } from '../../src/index.js';
+import { createVerifier, parseAddress, type SyntaxOptions } from '../../packages/mailverify/src/index.js';
 
 const failure = (input: string, options: SyntaxOptions): string => {
   const result = parseAddress(input, options);

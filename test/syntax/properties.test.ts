@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseAddress } from '../../src/index.js';
+import { parseAddress } from '../../packages/mailverify/src/index.js';
 
 // Pieces that exercise every state of the parser, lone surrogates and controls included.
 const PIECES = [

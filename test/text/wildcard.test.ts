@@ -1,7 +1,7 @@
 // The wildcard matcher of override rules and trusted origins, checked against a regular expression built from the
 // same pattern (escaped, `*` → `.*`, `?` → `.` over code points) on every small pattern and text of a few characters.
 import { describe, expect, it } from 'vitest';
-import { compileWildcard, wildcardMatches } from '../../src/text/wildcard.js';
+import { compileWildcard, wildcardMatches } from '../../packages/mailverify/src/text/wildcard.js';
 
 const ALPHABET = ['a', 'b', '.', 'é', '😀'];
 

@@ -1,5 +1,6 @@
 // The address parser as it stood at commit 24b0eb6, kept unchanged (only its imports point into src/) as the oracle
-// of test/syntax/differential.test.ts: the parser in src/syntax must give the same answer for every input.
+// of test/syntax/differential.test.ts: the parser in packages/mailverify/src/syntax must give the same answer for every
+// input.
 
 /** Character classes of the address grammar, as lookup tables over ASCII code points. */
 

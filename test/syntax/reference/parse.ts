@@ -1,5 +1,6 @@
 // The address parser as it stood at commit 24b0eb6, kept unchanged (only its imports point into src/) as the oracle
-// of test/syntax/differential.test.ts: the parser in src/syntax must give the same answer for every input.
+// of test/syntax/differential.test.ts: the parser in packages/mailverify/src/syntax must give the same answer for every
+// input.
 
 /**
  * parseAddress: an RFC 5321 §4.1.2 Mailbox, extended by RFC 6531 §3.3 (UTF-8 in atoms, quoted strings and domain
@@ -8,7 +9,7 @@
  * (docs/syntax.md): a character that cannot stand where it is fails at that character; a part judged when it ends
  * fails at its terminating character (or the end of the input); the whole-address length fails at the end.
  */
-import type { SyntaxStatus } from '../../../src/status/catalogue.js';
+import type { SyntaxStatus } from '../../../packages/mailverify/src/status/catalogue.js';
 import {
   ATEXT,
   CTEXT,
@@ -25,11 +26,11 @@ import {
   COMBINING_MARK,
   utf8Octets,
 } from './chars.js';
-import { isValidALabel, mapDomainChar, toALabel } from '../../../src/syntax/idna.js';
-import { isAddressLiteral } from '../../../src/syntax/literal.js';
-import { DEFAULT_SYNTAX_POLICY, syntaxPolicyOf, type SyntaxOptions, type SyntaxPolicy } from '../../../src/syntax/policy.js';
+import { isValidALabel, mapDomainChar, toALabel } from '../../../packages/mailverify/src/syntax/idna.js';
+import { isAddressLiteral } from '../../../packages/mailverify/src/syntax/literal.js';
+import { DEFAULT_SYNTAX_POLICY, syntaxPolicyOf, type SyntaxOptions, type SyntaxPolicy } from '../../../packages/mailverify/src/syntax/policy.js';
 import { checkProviderRules, providerCandidates, type ProviderCandidates } from './provider-rules.js';
-import type { ParseResult } from '../../../src/syntax/types.js';
+import type { ParseResult } from '../../../packages/mailverify/src/syntax/types.js';
 
 /** RFC 5321 §4.5.3.1.1. */
 const MAX_LOCAL_PART_OCTETS = 64;

@@ -1,5 +1,6 @@
 // The address parser as it stood at commit 24b0eb6, kept unchanged (only its imports point into src/) as the oracle
-// of test/syntax/differential.test.ts: the parser in src/syntax must give the same answer for every input.
+// of test/syntax/differential.test.ts: the parser in packages/mailverify/src/syntax must give the same answer for every
+// input.
 
 /**
  * Provider sign-up rules (IspSpecificSyntaxFailure, docs/syntax.md#provider-rules): the local parts that well-known free providers
@@ -8,7 +9,7 @@
  * the first offending character, or the `@` for a length rule.
  */
 import { getPublicSuffix } from 'tldts';
-import { detached } from '../../../src/syntax/idna.js';
+import { detached } from '../../../packages/mailverify/src/syntax/idna.js';
 
 export interface ProviderRule {
   /** The provider's domains as second-level name and suffix; suffix `*` stands for any public suffix. */
