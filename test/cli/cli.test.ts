@@ -274,6 +274,41 @@ describe('mailverify check --checks syntax', () => {
     expect(mailverify(['check', '--help']).stdout).toMatch(/given with a lower level,\s+they have no effect and a warning on standard error says so/);
   });
 
+  it("keeps a CSV or TSV input's own columns after the result's, in one thread or several, unless --input-columns drop", () => {
+    const rows = ['jane@example.com,Jane,Acme,active', '"bad@",Bob "B",=1+1', 'no-at-sign,Zoë'];
+    const people = join(dir, 'people.csv');
+    writeFileSync(people, `email,name,company,status\n${rows.join('\n')}\n`);
+    const resultFields = ENTRY_FIELDS.length;
+    for (const threads of ['1', '3']) {
+      const result = mailverify(['check', people, '-q', '--column', 'email', '--output', 'csv', '--threads', threads]);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      const [header, ...records] = parse(result.stdout, { relax_column_count: true }) as string[][];
+      // The result's fields first, as without the input's columns; a name taken by a result field gets "input.".
+      expect(header).toEqual([...ENTRY_FIELDS, 'email', 'name', 'company', 'input.status']);
+      expect(records.map((record) => [record[0], record[3], ...record.slice(resultFields)])).toEqual([
+        ['0', 'Success', 'jane@example.com', 'Jane', 'Acme', 'active'],
+        ['1', 'DomainPartCompliancyFailure', 'bad@', 'Bob "B"', "'=1+1"], // shorter records stay as they are
+        ['2', 'AtSignNotFound', 'no-at-sign', 'Zoë'],
+      ]);
+    }
+    // TSV out, without a header in: the columns are named by their zero-based index, from the first record.
+    const tsv = mailverify(['check', '-', '-q', '--input', 'csv', '--output', 'tsv', '--csv-formulas', 'keep'], 'a@example.com,x\nno-at,"y\tz",w\n');
+    expect(tsv).toMatchObject({ code: 0, stderr: '' });
+    const [tsvHeader, ...tsvRecords] = parse(tsv.stdout, { delimiter: '\t', relax_column_count: true }) as string[][];
+    expect(tsvHeader).toEqual([...ENTRY_FIELDS, 'column0', 'column1']);
+    expect(tsvRecords.map((record) => record.slice(resultFields))).toEqual([['a@example.com', 'x'], ['no-at', 'y\tz', 'w']]);
+    // An input of a header alone: the header row names its columns.
+    const empty = mailverify(['check', '-', '-q', '--input', 'csv', '--header', '--output', 'csv'], 'email,name\n');
+    expect(empty).toMatchObject({ code: 0, stdout: `${[...ENTRY_FIELDS, 'email', 'name'].join(',')}\n` });
+    const dropped = mailverify(['check', people, '-q', '--column', 'email', '--output', 'csv', '--input-columns', 'drop']);
+    expect((parse(dropped.stdout) as string[][]).map((record) => record.length)).toEqual([resultFields, resultFields, resultFields, resultFields]);
+    // JSON lines carry no columns of the input (their index joins them), and text input has none: refused, not ignored.
+    expect(mailverify(['check', people, '--input-columns', 'keep'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--input-columns applies to CSV and TSV input written as --output csv or tsv/) });
+    expect(mailverify(['check', '-', '--output', 'csv', '--input-columns', 'keep'], '')).toMatchObject({ code: 2 });
+    expect(mailverify(['check', people, '--output', 'csv', '--input-columns', 'all'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--input-columns must be keep or drop, got all/) });
+    expect(mailverify(['check', '-', '--output', 'xml'], '')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--output must be jsonl, csv or tsv, got xml/) });
+  });
+
   it('writes CSV text that starts like a formula after a quote, unless --csv-formulas keep', () => {
     const input = ['=1+1', '=HYPERLINK("http://x","y")', '+1@example.com', '-john@example.com', '@example.com', '\t=1@example.com', 'john@example.com'];
     const jsonl = input.map((inputData) => JSON.stringify({ inputData, custom: `${inputData.slice(0, 2)}x` })).join('\n') + '\n';
@@ -417,8 +452,9 @@ describe('mailverify check: CSV and TSV input', () => {
     const { code, stdout } = mailverify(['check', '-', '--input', 'csv', '--output', 'csv'], input);
     expect(code).toBe(0);
     const [header, ...records] = parse(stdout) as string[][];
-    expect(header).toEqual([...ENTRY_FIELDS]);
+    expect(header).toEqual([...ENTRY_FIELDS, 'column0']);
     expect(records.map((r) => r[1])).toEqual(tricky);
+    expect(records.map((r) => r[ENTRY_FIELDS.length])).toEqual(tricky); // the input's own column, as it was
     expect(records.map((r) => r[0])).toEqual(['0', '1', '2', '3', '4']);
     expect(records[0]![header!.indexOf('emailAddressLocalPart')]).toBe('"a,b"');
   });

@@ -1,6 +1,6 @@
 // The options of `mailverify serve`, defined once (packages/server/src/cli/serve-options.ts): flags, environment
-// variables and the config file with their precedence and their errors, and the README's table, which must be the
-// generated one.
+// variables and the config file with their precedence and their errors, and the table of docs/options.md, which must
+// be the generated one.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,15 +36,15 @@ const failure = (run: () => unknown): string => {
 };
 
 describe('serve options: one definition', () => {
-  it('the README table is the generated one (npm run docs:options writes it)', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  it('the table of docs/options.md is the generated one (npm run docs:options writes it)', () => {
+    const readme = readFileSync(new URL('../../docs/options.md', import.meta.url), 'utf8');
     expect(withOptionsTable(readme)).toBe(readme);
     expect(readme).toContain(optionsTable());
   });
 
-  it('the README\'s example config file holds only keys of the table', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const example = /### Configuration[\s\S]*?```json\n([\s\S]*?)```/.exec(readme)![1]!;
+  it('the example config file of docs/options.md holds only keys of the table', () => {
+    const readme = readFileSync(new URL('../../docs/options.md', import.meta.url), 'utf8');
+    const example = /```json\n([\s\S]*?)```/.exec(readme)![1]!;
     const keys = SERVE_OPTIONS.map((option) => option.key);
     expect(Object.keys(JSON.parse(example)).filter((key) => !keys.includes(key))).toEqual([]);
   });

@@ -12,6 +12,10 @@ export interface CsvColumn {
   column: number | string;
   /** The first record is a header, not an address. */
   header: boolean;
+  /** Told of the header record, once it has been read. */
+  onHeader?: (header: string[]) => void;
+  /** Told of the records of each batch, just before the batch's addresses are yielded (record k has address k). */
+  onRecords?: (records: string[][]) => void;
 }
 
 /**
@@ -46,6 +50,7 @@ export async function* csvAddresses(input: Readable, options: CsvColumn): AsyncG
   try {
     for (;;) {
       const addresses: string[] = [];
+      const records: string[][] = [];
       let failure: Error | undefined;
       let read = 0;
       for (let record: string[] | null; failure === undefined && (record = parser.read() as string[] | null) !== null; ) {
@@ -56,6 +61,7 @@ export async function* csvAddresses(input: Readable, options: CsvColumn): AsyncG
         if (headerPending) {
           headerPending = false;
           if (typeof options.column === 'string') column = headerColumn(record, options.column, start);
+          options.onHeader?.(record);
           continue;
         }
         const address = record[column];
@@ -65,11 +71,15 @@ export async function* csvAddresses(input: Readable, options: CsvColumn): AsyncG
           );
         } else {
           addresses.push(address);
+          if (options.onRecords !== undefined) records.push(record);
         }
       }
       // A failed parser still hands out the records it parsed before the failure.
       failure ??= read === 0 && parser.errored !== null ? inputError(parser.errored, line) : undefined;
-      if (addresses.length > 0) yield addresses;
+      if (addresses.length > 0) {
+        options.onRecords?.(records);
+        yield addresses;
+      }
       if (failure !== undefined) throw failure;
       if (read > 0) continue;
       if (parser.readableEnded || parser.destroyed) return;

@@ -5,7 +5,8 @@
  *                    [--helo-name NAME] [--mail-from ADDRESS] [--smtp-port N] [--quality Standard|High|Extreme]
  *                    [--smtp-proxy URL | --smtp-proxy-file FILE | --smtp-local-address ADDRESS | --smtp-egress-file FILE]
  *                    [--deduplication Off|Safe|Relaxed] [--input text|csv|tsv|jsonl] [--column N|NAME]
- *                    [--delimiter C] [--header] [--output jsonl|csv] [--csv-formulas escape|keep] [--out FILE]
+ *                    [--delimiter C] [--header] [--output jsonl|csv|tsv] [--input-columns keep|drop]
+ *                    [--csv-formulas escape|keep] [--out FILE]
  *                    [--threads N] [--quiet] [--version]
  *
  * Reads one address per line (or one CSV column) and writes one result per input, in input order.
@@ -15,6 +16,7 @@
 import { createReadStream, createWriteStream, readFileSync, statSync, type ReadStream, type WriteStream } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { Readable } from 'node:stream';
+import { escapeFormula } from '../engine/csv-formulas.js';
 import { DEDUPLICATION_MODES, type Deduplication } from '../engine/deduplication-modes.js';
 import { ENTRY_FIELDS } from '../engine/entry.js';
 import type { BatchInput, Verifier, VerifierOptions } from '../engine/verifier.js';
@@ -24,7 +26,8 @@ import { parseFlags } from './flags.js';
 import { csvAddresses, csvText, CSV_FORMULAS, MAX_RECORD_SIZE, type CsvFormulas } from './csv.js';
 import { lineBlocks, MAX_LINE } from './offline/line-blocks.js';
 import { runOffline } from './offline/pool.js';
-import { BatchedWriter } from './output.js';
+import { InputColumns } from './input-columns.js';
+import { BatchedWriter, delimiterOf, type OutputFormat } from './output.js';
 import { ProgressLine, RunObserver, Tally, type RunState } from './report.js';
 
 const USAGE = `Usage: mailverify check [file|-] [options]
@@ -89,9 +92,15 @@ Options:
                           a name in the header (implies --header)
   --delimiter C           CSV: the field delimiter (default ","); "\t" or "tab" for tabs
   --header                CSV/TSV: the first record is a header, not an address
-  --output jsonl|csv      output format (default jsonl)
+  --output jsonl|csv|tsv  output format (default jsonl); tsv is csv with tabs
+  --input-columns keep|drop
+                          CSV or TSV input written as CSV or TSV: each result record ends with the
+                          input record's own columns (keep, the default: name, company... come back
+                          beside their result), or has the result's fields alone (drop). The header
+                          names them as the input's header does (one named like a result field gets
+                          "input." before its name), or column0, column1... without one
   --csv-formulas escape|keep
-                          CSV output: text cells that a spreadsheet would read as a formula (starting
+                          CSV and TSV output: text cells that a spreadsheet would read as a formula (starting
                           with =, +, -, @, a tab or a CR) get a leading ' (escape, the default), or are
                           written as they are (keep), for programs rather than spreadsheets
   --out FILE              write the results to FILE instead of standard output
@@ -132,7 +141,9 @@ interface CheckOptions {
   column: number | string;
   delimiter: string;
   header: boolean;
-  output: 'jsonl' | 'csv';
+  output: OutputFormat;
+  /** CSV and TSV output of CSV and TSV input: each record ends with its input record's own columns (the default). */
+  inputColumns: boolean;
   csvFormulas: CsvFormulas;
   quiet: boolean;
   /** Worker threads for an offline run (1: none, the engine's verifyMany on the main thread); undefined: by the input. */
@@ -142,6 +153,7 @@ interface CheckOptions {
 }
 
 const INPUT_FORMATS = ['text', 'csv', 'tsv', 'jsonl'] as const;
+const OUTPUT_FORMATS: readonly OutputFormat[] = ['jsonl', 'csv', 'tsv'];
 type InputFormat = (typeof INPUT_FORMATS)[number];
 
 /** The input format a file name's ending implies (standard input, "-", is text). */
@@ -166,6 +178,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | 'help' | 'version' {
       quiet: { type: 'boolean', short: 'q', default: false },
       output: { type: 'string', default: 'jsonl' },
       'csv-formulas': { type: 'string' },
+      'input-columns': { type: 'string' },
       out: { type: 'string' },
       threads: { type: 'string' },
       evidence: { type: 'boolean' },
@@ -184,7 +197,7 @@ function parseCheckOptions(argv: string[]): CheckOptions | 'help' | 'version' {
   const engine = engineOptionsOf(values);
   if (values.evidence === true) {
     // Evidence is nested data: a JSON line holds it, a CSV record of the service's columns does not.
-    if (values.output === 'csv') throw new UsageError('--evidence applies to --output jsonl (evidence is nested JSON)');
+    if (values.output !== 'jsonl') throw new UsageError('--evidence applies to --output jsonl (evidence is nested JSON)');
     engine.evidence = true;
   }
   const deduplication = values.deduplication as Deduplication;
@@ -207,12 +220,16 @@ function parseCheckOptions(argv: string[]): CheckOptions | 'help' | 'version' {
   if (column === '' || (typeof column === 'string' && /^\s*-?\d+(\.\d*)?\s*$/.test(column))) {
     throw new UsageError(`--column must be a zero-based index or a header name, got ${JSON.stringify(values.column)}`);
   }
-  if (values.output !== 'jsonl' && values.output !== 'csv') {
-    throw new UsageError(`--output must be jsonl or csv, got ${values.output}`);
+  const output = values.output as OutputFormat;
+  if (!OUTPUT_FORMATS.includes(output)) throw new UsageError(`--output must be jsonl, csv or tsv, got ${values.output}`);
+  const inputColumnsText = values['input-columns'] ?? 'keep';
+  if (inputColumnsText !== 'keep' && inputColumnsText !== 'drop') throw new UsageError(`--input-columns must be keep or drop, got ${inputColumnsText}`);
+  if (values['input-columns'] !== undefined && (!tabular || output === 'jsonl')) {
+    throw new UsageError('--input-columns applies to CSV and TSV input written as --output csv or tsv');
   }
   const csvFormulas = (values['csv-formulas'] ?? 'escape') as CsvFormulas;
   if (!CSV_FORMULAS.includes(csvFormulas)) throw new UsageError(`--csv-formulas must be escape or keep, got ${csvFormulas}`);
-  if (values['csv-formulas'] !== undefined && values.output !== 'csv') throw new UsageError('--csv-formulas applies to --output csv');
+  if (values['csv-formulas'] !== undefined && output === 'jsonl') throw new UsageError('--csv-formulas applies to --output csv and tsv');
   const delimiterText = values.delimiter ?? (input === 'tsv' ? '\t' : ',');
   const delimiter = delimiterText === '\\t' || delimiterText.toLowerCase() === 'tab' ? '\t' : delimiterText;
   if (delimiter.length !== 1 || delimiter === '"' || delimiter === '\r' || delimiter === '\n') {
@@ -229,7 +246,8 @@ function parseCheckOptions(argv: string[]): CheckOptions | 'help' | 'version' {
     column,
     delimiter,
     header: values.header ?? false,
-    output: values.output,
+    output,
+    inputColumns: tabular && output !== 'jsonl' && inputColumnsText === 'keep',
     csvFormulas,
     quiet: values.quiet,
     threads: threadCount(values.threads),
@@ -266,12 +284,20 @@ function fileSize(path: string): number | undefined {
   }
 }
 
-/** The inputs of the source in batches, in order: lines of text, JSON Lines items, or one column of CSV records. */
-function inputBatches(options: CheckOptions, stream: Readable): AsyncGenerator<BatchInput[]> {
+/**
+ * The inputs of the source in batches, in order: lines of text, JSON Lines items, or one column of CSV records (whose
+ * records `columns` keeps, when given).
+ */
+function inputBatches(options: CheckOptions, stream: Readable, columns?: InputColumns): AsyncGenerator<BatchInput[]> {
   switch (options.input) {
     case 'csv':
     case 'tsv':
-      return csvAddresses(stream, { delimiter: options.delimiter, column: options.column, header: options.header });
+      return csvAddresses(stream, {
+        delimiter: options.delimiter,
+        column: options.column,
+        header: options.header,
+        ...(columns === undefined ? {} : { onHeader: columns.onHeader, onRecords: columns.onRecords }),
+      });
     case 'jsonl':
       return jsonBatches(lineBatches(stream));
     default:
@@ -432,24 +458,39 @@ async function check(options: CheckOptions): Promise<void> {
   // On a terminal only, and not on the one the results are printed to (the line would be drawn among them).
   const showProgress = !options.quiet && process.stderr.isTTY === true && !(out === process.stdout && process.stdout.isTTY === true);
   const progress = showProgress ? new ProgressLine(process.stderr, runState(options.source, source, input, tally)) : undefined;
-  const writer = new BatchedWriter(out, options.csvFormulas);
+  const delimiter = delimiterOf(options.output);
+  const writer = new BatchedWriter(out, options.csvFormulas, delimiter);
+  const columns = options.inputColumns ? new InputColumns() : undefined;
+  let headerWritten = options.output === 'jsonl';
+  // The header row: the result's fields, then the names of the input's columns, once they are known (the input's
+  // header or first record has been read), or at the end of an input without records.
+  const writeHeader = (): void => {
+    if (headerWritten) return;
+    headerWritten = true;
+    const names = columns?.names() ?? [];
+    writer.add(csvText([[...ENTRY_FIELDS, ...names.map((name) => (options.csvFormulas === 'escape' ? escapeFormula(name) : name))]], delimiter));
+  };
+  const csvBatches = (): AsyncGenerator<BatchInput[]> =>
+    columns === undefined ? inputBatches(options, source) : beforeEach(inputBatches(options, source, columns), writeHeader);
   try {
     progress?.start();
-    if (options.output === 'csv') writer.add(csvText([ENTRY_FIELDS]));
+    if (columns === undefined) writeHeader();
     if (verifier === undefined) {
       const { syntax, allowPrivateAddresses, overrides } = options.engine;
       await runOffline({
         threads,
         worker: { engine: { syntax, allowPrivateAddresses, overrides }, output: options.output, csvFormulas: options.csvFormulas },
         // Lines of text cross as bytes, cut into lines by the workers; other inputs are read here.
-        batches: options.input === 'text' ? lineBlocks(source) : inputBatches(options, source),
+        batches: options.input === 'text' ? lineBlocks(source) : csvBatches(),
         writer,
         tally,
         input,
+        columns,
       });
     } else {
-      await verifyOnMainThread(options, verifier, itemsOf(inputBatches(options, source), input), writer, tally);
+      await verifyOnMainThread(options, verifier, itemsOf(csvBatches(), input), writer, tally, columns);
     }
+    writeHeader();
     await writer.end();
   } finally {
     progress?.stop();
@@ -472,6 +513,7 @@ async function verifyOnMainThread(
   items: AsyncIterableIterator<BatchInput>,
   writer: BatchedWriter,
   tally: Tally,
+  columns: InputColumns | undefined,
 ): Promise<void> {
   const entries = verifier.verifyMany(items, {
     deduplication: options.deduplication,
@@ -481,9 +523,17 @@ async function verifyOnMainThread(
   const jsonl = options.output === 'jsonl';
   for await (const entry of entries) {
     tally.add(entry);
-    const wait = jsonl ? writer.addJsonLine(entry) : writer.addCsvRecord(entry);
+    const wait = jsonl ? writer.addJsonLine(entry) : writer.addCsvRecord(entry, columns?.next());
     if (wait !== undefined) await wait;
     if (writer.error !== undefined) break; // stops reading the input too
+  }
+}
+
+/** The batches, `before` called ahead of each one (an error or an early stop passes through). */
+async function* beforeEach<T>(batches: AsyncGenerator<T>, before: () => void): AsyncGenerator<T> {
+  for await (const batch of batches) {
+    before();
+    yield batch;
   }
 }
 

@@ -60,11 +60,18 @@ export function jsonLine(entry: Entry): string {
   return line + '}';
 }
 
+/** What `mailverify check` writes: JSON lines, CSV, or TSV (CSV with tabs). */
+export type OutputFormat = 'jsonl' | 'csv' | 'tsv';
+
+/** The field delimiter of a tabular output format. */
+export const delimiterOf = (output: OutputFormat): ',' | '\t' => (output === 'tsv' ? '\t' : ',');
+
 /**
- * The entry as a CSV record, fields in ENTRY_FIELDS order: absent ones empty, the suggestions joined by spaces, text
- * that starts like a formula escaped unless `formulas` is `keep` (numbers and booleans are never text).
+ * The entry as a CSV record, fields in ENTRY_FIELDS order, then the input's own columns when given: absent fields
+ * empty, the suggestions joined by spaces, text that starts like a formula escaped unless `formulas` is `keep`
+ * (numbers and booleans are never text).
  */
-export function csvRecord(entry: Entry, formulas: CsvFormulas = 'escape'): string[] {
+export function csvRecord(entry: Entry, formulas: CsvFormulas = 'escape', columns?: readonly string[]): string[] {
   const record: string[] = [];
   for (const field of ENTRY_FIELDS) {
     const value = entry[field];
@@ -75,10 +82,11 @@ export function csvRecord(entry: Entry, formulas: CsvFormulas = 'escape'): strin
       record.push(formulas === 'escape' ? escapeFormula(text) : text);
     }
   }
+  if (columns !== undefined) for (const field of columns) record.push(formulas === 'escape' ? escapeFormula(field) : field);
   return record;
 }
 
-/** CSV records are turned into text this many at a time (csv-stringify reads its options once per call). */
+/** CSV records are turned into text this many at a time. */
 const CSV_RECORDS_PER_BATCH = 512;
 
 // --- JSON lines encoded straight into the output buffer. ---
@@ -188,8 +196,8 @@ function putJsonLine(buffer: Buffer, at: number, entry: Entry): number {
 
 /**
  * The output of a chunk of results, encoded into a buffer of its own (an ArrayBuffer that can be transferred to
- * another thread): JSON lines as BatchedWriter encodes them, or CSV records (csv-stringify's text of a list of records
- * is the concatenation of each record's, so a chunk's text is the same whatever the batches around it).
+ * another thread): JSON lines as BatchedWriter encodes them, or CSV records (the text of a list of records is the
+ * concatenation of each record's, so a chunk's text is the same whatever the batches around it).
  */
 export class EncodedChunk {
   private buffer: Buffer;
@@ -197,7 +205,7 @@ export class EncodedChunk {
   private readonly csvRecords: string[][] = [];
 
   constructor(
-    private readonly output: 'jsonl' | 'csv',
+    private readonly output: OutputFormat,
     private readonly csvFormulas: CsvFormulas,
     expectedBytes: number,
     /** Memory of an earlier chunk, written and given back: used when it is large enough. */
@@ -206,9 +214,10 @@ export class EncodedChunk {
     this.buffer = spare !== undefined && spare.byteLength >= expectedBytes ? Buffer.from(spare) : Buffer.allocUnsafeSlow(Math.max(expectedBytes, 1024));
   }
 
-  add(entry: Entry): void {
-    if (this.output === 'csv') {
-      this.csvRecords.push(csvRecord(entry, this.csvFormulas));
+  /** Adds the entry's result; in CSV and TSV, followed by its input record's `columns` when given. */
+  add(entry: Entry, columns?: readonly string[]): void {
+    if (this.output !== 'jsonl') {
+      this.csvRecords.push(csvRecord(entry, this.csvFormulas, columns));
       return;
     }
     const bound = jsonLineBound(entry);
@@ -219,7 +228,7 @@ export class EncodedChunk {
 
   /** The bytes of the chunk's results; the chunk is done with. */
   bytes(): Uint8Array {
-    if (this.csvRecords.length > 0) this.addText(csvText(this.csvRecords));
+    if (this.csvRecords.length > 0) this.addText(csvText(this.csvRecords, delimiterOf(this.output)));
     return new Uint8Array(this.buffer.buffer, this.buffer.byteOffset, this.used);
   }
 
@@ -260,6 +269,8 @@ export class BatchedWriter {
   constructor(
     private readonly out: NodeJS.WritableStream,
     private readonly csvFormulas: CsvFormulas = 'escape',
+    /** The field delimiter of CSV records: a tab for TSV. */
+    private readonly delimiter: ',' | '\t' = ',',
   ) {
     out.on('error', (error: NodeJS.ErrnoException) => {
       this.error ??= error;
@@ -287,9 +298,9 @@ export class BatchedWriter {
     return this.drained ?? undefined;
   }
 
-  /** Adds the entry as a CSV record (`csvRecord(entry)`). */
-  addCsvRecord(entry: Entry): Promise<void> | undefined {
-    this.csvRecords.push(csvRecord(entry, this.csvFormulas));
+  /** Adds the entry as a CSV record (`csvRecord(entry)`), followed by its input record's `columns` when given. */
+  addCsvRecord(entry: Entry, columns?: readonly string[]): Promise<void> | undefined {
+    this.csvRecords.push(csvRecord(entry, this.csvFormulas, columns));
     if (this.csvRecords.length >= CSV_RECORDS_PER_BATCH) return this.takeCsvRecords();
     this.scheduleFlush();
     return this.drained ?? undefined;
@@ -298,7 +309,7 @@ export class BatchedWriter {
   private takeCsvRecords(): Promise<void> | undefined {
     const records = this.csvRecords;
     this.csvRecords = [];
-    return this.add(csvText(records));
+    return this.add(csvText(records, this.delimiter));
   }
 
   add(text: string): Promise<void> | undefined {

@@ -6,6 +6,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { BatchInput } from '../../engine/verifier.js';
+import type { InputColumns } from '../input-columns.js';
 import type { BatchedWriter } from '../output.js';
 import type { Tally } from '../report.js';
 import type { LineBlock } from './line-blocks.js';
@@ -38,6 +39,8 @@ export interface OfflineRun {
   readonly writer: BatchedWriter;
   readonly tally: Tally;
   readonly input: InputCounters;
+  /** The input records' own columns, when the output keeps them: each chunk takes those of its inputs. */
+  readonly columns?: InputColumns | undefined;
 }
 
 /** The worker's bundle, next to the running one (dist/cli.js: dist/offline-worker.js; a .cjs build: its .cjs). */
@@ -130,7 +133,11 @@ export async function runOffline(run: OfflineRun): Promise<void> {
       const batch = next.value;
       const count = Array.isArray(batch) ? batch.length : batch.lines;
       if (count === 0) continue;
-      const chunk: ChunkMessage = Array.isArray(batch) ? { seq: nextSeq++, start: input.read, items: batch } : { seq: nextSeq++, start: input.read, block: batch.bytes };
+      const chunk: ChunkMessage = !Array.isArray(batch)
+        ? { seq: nextSeq++, start: input.read, block: batch.bytes }
+        : run.columns === undefined
+          ? { seq: nextSeq++, start: input.read, items: batch }
+          : { seq: nextSeq++, start: input.read, items: batch, columns: run.columns.take(batch.length) };
       input.read += count;
       const slot = workers.reduce((least, candidate) => (candidate.busy < least.busy ? candidate : least));
       slot.busy++;

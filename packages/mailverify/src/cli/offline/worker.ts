@@ -25,13 +25,14 @@ port.on('message', (message: ChunkMessage | SpareMessage) => {
   }
   const chunk = message;
   const items = 'block' in chunk ? linesOfBlock(chunk.block) : chunk.items;
+  const columns = 'block' in chunk ? undefined : chunk.columns;
   const encoded = new EncodedChunk(settings.output, settings.csvFormulas, items.length * EXPECTED_BYTES_PER_RESULT, spares.pop());
   const classifications = new Map<string, number>();
   const statuses = new Map<string, number>();
   for (let k = 0; k < items.length; k++) {
     const item = items[k]!;
     const entry = typeof item === 'string' ? check(chunk.start + k, item) : check(chunk.start + k, item.inputData, item.custom);
-    encoded.add(entry);
+    encoded.add(entry, columns?.[k]);
     classifications.set(entry.classification, (classifications.get(entry.classification) ?? 0) + 1);
     statuses.set(entry.status, (statuses.get(entry.status) ?? 0) + 1);
   }

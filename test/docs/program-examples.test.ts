@@ -1,6 +1,8 @@
-// The README's examples, run against the built package (`npm test` builds dist/ first), so that they cannot drift.
+// The ts/js examples of the README and docs/, type-checked and run against the built package (`npm test` builds dist/
+// first), so that they cannot drift.
 //
-// - Every ```ts / ```js block is a program of its own. A block right after `<!-- not run: REASON -->` is skipped.
+// - Every ```ts / ```js block is a program of its own. A block right after `<!-- example: not run: REASON -->` is
+//   skipped (examples.test.ts lists those).
 // - A `// → VALUE` comment asserts the value of the expression before it: on the same line
 //   (`f(x);   // → 'a'`), or on the line after a one-line statement. VALUE is a JavaScript expression that may go on
 //   over further `//` lines until its brackets close; `//` comments inside it are notes. The string '…' stands for
@@ -10,8 +12,7 @@
 //   project, so `import 'mailverify'` resolves through the package's exports map, as a user's would.
 // - Every `createVerifier(...)` gets the loopback mail lab's settings first (its DNS server, its SMTP port, short
 //   timeouts, loopback allowed); the example's own options are laid over them. Nothing reaches the network.
-// - `mailverify check` lines of ```sh blocks run when they are offline (no `--checks dns|smtp`, no pipe), on small
-//   files made in the temporary directory; they must exit with 0 and write something.
+// - Shell blocks are run by shell-examples.test.ts.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,10 +21,10 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
-import { codeBlocks, typeProblems, type Block } from './code-blocks.js';
+import { allBlocks, PROGRAM_LANGS, typeProblems, type Block } from './code-blocks.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const README = readFileSync(join(root, 'README.md'), 'utf8');
+const LIBRARY = readFileSync(join(root, 'docs', 'library.md'), 'utf8');
 
 /** `line` without a `//` comment that starts outside quotes, and the comment's text (null when there is none). */
 function splitComment(line: string): { code: string; comment: string | null } {
@@ -79,15 +80,15 @@ export function instrument(block: Block): { source: string; checks: number } {
       j++;
       value += '\n' + splitComment(lines[j]!.trimStart().slice(2)).code;
     }
-    if (depth(value) !== 0) throw new Error(`README.md:${block.line + i}: the value after → does not close its brackets`);
+    if (depth(value) !== 0) throw new Error(`${block.file}:${block.line + i}: the value after → does not close its brackets`);
     const target = code.trim() !== '' ? i : lastCode;
-    if (target < 0) throw new Error(`README.md:${block.line + i}: a → with no expression before it`);
+    if (target < 0) throw new Error(`${block.file}:${block.line + i}: a → with no expression before it`);
     const expression = splitComment(lines[target]!).code.trim().replace(/;$/, '');
     if (expression === '' || depth(expression) !== 0 || /^(const|let|var|for|if|import|export)\b/.test(expression)) {
-      throw new Error(`README.md:${block.line + target}: a → must follow a one-line expression statement`);
+      throw new Error(`${block.file}:${block.line + target}: a → must follow a one-line expression statement`);
     }
     const indent = /^\s*/.exec(lines[target]!)![0];
-    lines[target] = `${indent}__check(${block.line + target}, await (${expression}), (${value.trim().replace(/,\s*$/, '')}));`;
+    lines[target] = `${indent}__check(${JSON.stringify(`${block.file}:${block.line + target}`)}, await (${expression}), (${value.trim().replace(/,\s*$/, '')}));`;
     checks++;
     lastCode = -1;
     i = j;
@@ -101,7 +102,7 @@ export function instrument(block: Block): { source: string; checks: number } {
 
 const HELPERS = `
 function __lab() {
-  return JSON.parse(process.env.MAILVERIFY_README_LAB);
+  return JSON.parse(process.env.MAILVERIFY_EXAMPLES_LAB);
 }
 function __matches(actual, expected) {
   if (expected === '…') return typeof actual === 'string';
@@ -119,7 +120,7 @@ function __matches(actual, expected) {
 function __check(line, actual, expected) {
   if (!__matches(actual, expected)) {
     const show = (value) => __inspect(value, { depth: 5, breakLength: Infinity });
-    throw new Error('README.md:' + line + ': the example gives ' + show(actual) + ', the README says ' + show(expected));
+    throw new Error(line + ': the example gives ' + show(actual) + ', the text says ' + show(expected));
   }
 }
 `;
@@ -131,18 +132,6 @@ function transpile(source: string): string {
   }).outputText;
 }
 
-/** Words of a shell command line: spaces split, quotes group, a `#` word starts a comment. */
-function shellWords(line: string): string[] {
-  const words: string[] = [];
-  const pattern = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
-  for (const match of line.matchAll(pattern)) {
-    // A comment, or a redirection of the output (the test reads standard output itself), ends the command's words.
-    if (match[3]?.startsWith('#') || match[3] === '>') break;
-    words.push(match[1] ?? match[2] ?? match[3]!);
-  }
-  return words;
-}
-
 function run(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, [file, ...args], { cwd, env, timeout: 60_000, encoding: 'utf8' }, (error, stdout, stderr) => {
@@ -152,12 +141,7 @@ function run(file: string, args: string[], cwd: string, env: NodeJS.ProcessEnv):
   });
 }
 
-const blocks = codeBlocks(README);
-const programs = blocks.filter((b) => ['ts', 'js', 'typescript', 'javascript'].includes(b.lang));
-const commands = blocks
-  .filter((b) => b.lang === 'sh')
-  .flatMap((b) => b.code.split('\n').map((text, i) => ({ text: text.replace(/\s#.*$/, '').trim(), line: b.line + i })))
-  .filter(({ text }) => text.startsWith('mailverify check ') && !text.includes('|') && !/--checks\s+(dns|smtp)/.test(text));
+const programs = allBlocks().filter((b) => PROGRAM_LANGS.includes(b.lang));
 
 let lab: MailLab;
 let consumer: string;
@@ -184,7 +168,7 @@ beforeAll(async () => {
     dns: { servers: [lab.dnsAddress], timeoutMs: 1000 },
     smtp: { port: lab.port, connectTimeoutMs: 1500, commandTimeoutMs: 1500 },
   };
-  env = { ...process.env, MAILVERIFY_README_LAB: JSON.stringify(labOptions) };
+  env = { ...process.env, MAILVERIFY_EXAMPLES_LAB: JSON.stringify(labOptions) };
 });
 
 afterAll(async () => {
@@ -192,9 +176,9 @@ afterAll(async () => {
   if (consumer !== undefined) rmSync(consumer, { recursive: true, force: true });
 });
 
-describe('README code blocks', () => {
+describe('the ts and js examples of the README and docs/', () => {
   it('are found, and skipped only with a reason', () => {
-    expect(programs.length).toBeGreaterThanOrEqual(8);
+    expect(programs.length).toBeGreaterThanOrEqual(20);
     for (const block of programs.filter((b) => b.skipReason !== null)) expect(block.skipReason!.length).toBeGreaterThan(3);
     // The examples assert what they print: most results shown are checked.
     const checks = programs.filter((b) => b.skipReason === null).reduce((sum, b) => sum + instrument(b).checks, 0);
@@ -202,10 +186,10 @@ describe('README code blocks', () => {
   });
 
   for (const block of programs) {
-    const title = `the ${block.lang} example at README.md:${block.line} runs${block.skipReason === null ? '' : ` (not run: ${block.skipReason})`}`;
+    const title = `the ${block.lang} example at ${block.file}:${block.line} runs${block.skipReason === null ? '' : ` (not run: ${block.skipReason})`}`;
     if (block.skipReason !== null) continue;
     it(title, async () => {
-      const file = `example-${block.line}.mjs`;
+      const file = `example-${block.file!.replace(/\W/g, '-')}-${block.line}.mjs`;
       writeFileSync(join(consumer, file), transpile(instrument(block).source));
       const { code, stderr } = await run(file, [], consumer, env);
       expect(code, stderr).toBe(0);
@@ -214,35 +198,26 @@ describe('README code blocks', () => {
 
   it('type-check against the package\'s declarations', () => {
     const files = programs
-      .filter((b) => b.skipReason === null && (b.lang === 'ts' || b.lang === 'typescript'))
+      .filter((b) => b.skipReason === null)
       .map((b) => {
-        const file = join(consumer, `typed-${b.line}.ts`);
+        const file = join(consumer, `typed-${b.file!.replace(/\W/g, '-')}-${b.line}.${b.lang.startsWith('j') ? 'js' : 'ts'}`);
         // Each file a module of its own (`export {}`), so that the examples' names do not clash.
         writeFileSync(file, `${b.code}\nexport {};\n`);
-        return { file, where: `README.md:${b.line}` };
+        return { file, where: `${b.file}:${b.line}` };
       });
     const problems = typeProblems(root, files);
     expect(problems).toEqual([]);
   });
-
-  for (const { text, line } of commands) {
-    it(`the command at README.md:${line} runs: ${text}`, async () => {
-      const args = shellWords(text).slice(1);
-      const { code, stdout, stderr } = await run(join(root, 'packages', 'mailverify', 'bin', 'mailverify.js'), args, consumer, env);
-      expect(code, stderr).toBe(0);
-      expect(stdout.trim()).not.toBe('');
-    });
-  }
 });
 
-describe('the README harness itself', () => {
-  const block = (code: string): Block => ({ lang: 'ts', line: 10, code, skipReason: null });
+describe('the harness itself', () => {
+  const block = (code: string): Block => ({ lang: 'ts', line: 10, code, skipReason: null, file: 'README.md' });
 
   it('turns a → comment into a check of the expression before it', () => {
     const { source, checks } = instrument(block("f('a');   // → { a: 1 } // a note\ng();\n// → [1,\n//   2]"));
     expect(checks).toBe(2);
-    expect(source).toContain("__check(10, await (f('a')), ({ a: 1 }));");
-    expect(source).toContain('__check(11, await (g()), ([1,\n   2]));');
+    expect(source).toContain('__check("README.md:10", await (f(\'a\')), ({ a: 1 }));');
+    expect(source).toContain('__check("README.md:11", await (g()), ([1,\n   2]));');
   });
 
   it('refuses a → after something that is not a one-line expression', () => {
@@ -261,13 +236,13 @@ describe('the README harness itself', () => {
     writeFileSync(join(consumer, file), transpile(instrument(block("import { classificationOf } from 'mailverify';\nclassificationOf('Success');   // → 'Risky'")).source));
     const { code, stderr } = await run(file, [], consumer, env);
     expect(code).not.toBe(0);
-    expect(stderr).toContain("README.md:11: the example gives 'Deliverable', the README says 'Risky'");
+    expect(stderr).toContain("README.md:11: the example gives 'Deliverable', the text says 'Risky'");
   });
 });
 
-describe('the README\'s list of exports', () => {
+describe('the list of exports in docs/library.md', () => {
   it('names every value the package exports, and nothing it does not', async () => {
-    const section = README.slice(README.indexOf('Everything the package exports:'), README.indexOf('- types:', README.indexOf('Everything the package exports:')));
+    const section = LIBRARY.slice(LIBRARY.indexOf('Everything the package exports:'), LIBRARY.indexOf('- types:', LIBRARY.indexOf('Everything the package exports:')));
     const listed = [...section.matchAll(/`([A-Za-z_]+)`/g)].map((m) => m[1]!).sort();
     const exported = Object.keys(await import('../../packages/mailverify/src/index.js')).sort();
     expect(listed).toEqual(exported);
