@@ -536,7 +536,10 @@ async function clusterChecks(authorization) {
   ).services;
   const images = [...new Set(Object.values(services).map((s) => s.image).filter((image) => image !== IMAGE))];
   const missing = [];
-  for (const image of images) if ((await docker(['image', 'inspect', image], { allowFailure: true })).code !== 0) missing.push(image);
+  for (const image of images) {
+    const made = await check(`the cluster's image ${image}: a stand-in built from Debian's package, or reused`, () => standIn(image));
+    if (!made) missing.push(image);
+  }
   if (missing.length > 0) {
     skip('deploy/compose.cluster.yaml up', `no image ${missing.join(' nor ')} here, and no registry to pull one from: the file is checked with config only`);
     await check('deploy/compose.cluster.yaml: config --quiet with the secrets of the env file (block cluster-up, without its up line)', () =>
@@ -549,8 +552,14 @@ async function clusterChecks(authorization) {
     const ids = (await compose(CLUSTER, ['ps', '-q'])).stdout.trim().split('\n').filter(Boolean);
     equal(ids.length, 5, 'the containers (postgres, redis, api, 2 workers)');
     for (const id of ids) await waitHealthy(id);
+    const redis = (await compose(CLUSTER, ['ps', '-q', 'redis'])).stdout.trim();
+    const settings = (await docker(['exec', redis, 'redis-cli', 'config', 'get', '*'])).stdout.split('\n');
+    const setting = (name) => settings[settings.indexOf(name) + 1];
+    equal({ policy: setting('maxmemory-policy'), appendonly: setting('appendonly') }, { policy: 'noeviction', appendonly: 'yes' }, 'the Redis settings');
     const job = await submitJob(authorization);
     equal(await completedEntries(job, authorization), JOB_EXPECTED, 'the entries');
+    // Completed means a worker verified it: the API server runs no worker of its own (--workers 0 by default).
+    return `job ${job}`;
   });
   await check('deploy/compose.cluster.yaml: down -v', () => compose(CLUSTER, ['down', '-v']).then(() => undefined));
 }
@@ -567,6 +576,107 @@ const list = fs.readdirSync('/proc').filter((name) => /^\\d+$/.test(name)).map((
 }).filter(Boolean).sort((a, b) => a.pid - b.pid);
 console.log(JSON.stringify(list));
 `;
+
+/**
+ * Local stand-ins for the cluster's PostgreSQL and Redis images, under the names the compose file uses, made from
+ * Debian 12's packages on the base image above (it is Debian 12 too) and only when the name's major version is
+ * Debian's. They do what the official images do that the compose file relies on: PostgreSQL makes its data folder
+ * on first start with POSTGRES_USER, POSTGRES_PASSWORD (scram-sha-256 over the network) and POSTGRES_DB, and has
+ * pg_isready; Redis takes `redis-server ...` as its command, keeps /data, and answers other hosts without a password
+ * (the official build turns protected mode off). Both run as their own users. Kept, with a label, like the base.
+ */
+async function standIn(image) {
+  const [name, tag] = image.split(':');
+  const recipe = STAND_INS[name];
+  if (recipe === undefined) throw new Error(`no stand-in recipe for ${image}`);
+  if (!tag.startsWith(`${recipe.major}-bookworm`) && tag !== `${recipe.major}`) {
+    throw new Error(`${image}: Debian 12 has ${name} ${recipe.major}, not the version this name gives`);
+  }
+  const key = createHash('sha256').update(JSON.stringify({ from: baseImageName(), ...recipe, revision: 2 })).digest('hex').slice(0, 16);
+  const label = 'org.mailverify.ci.stand-in-recipe';
+  const existing = await docker(['image', 'inspect', '--format', `{{index .Config.Labels "${label}"}}`, image], { allowFailure: true });
+  if (existing.code === 0 && existing.stdout.trim() === key) return `reused (recipe ${key})`;
+  const started = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), 'mailverify-stand-in-'));
+  try {
+    writeFileSync(join(dir, 'entrypoint.sh'), recipe.entrypoint, { mode: 0o755 });
+    writeFileSync(join(dir, 'Dockerfile'), `FROM ${baseImageName()}\nUSER root\n${recipe.dockerfile}\nLABEL ${label}=${key}\n`);
+    await docker(['build', '--quiet', '-t', image, dir], { env: legacyBuilder(), timeout: 900_000 });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  await docker(['image', 'prune', '-f', '--filter', `label=${label}`], { allowFailure: true });
+  return `built in ${seconds(Date.now() - started)}, ${mb(await imageSize(image))}`;
+}
+
+const STAND_INS = {
+  postgres: {
+    major: 15,
+    dockerfile: `
+RUN mkdir -p /etc/postgresql-common/createcluster.d \\
+ && echo 'create_main_cluster = false' > /etc/postgresql-common/createcluster.d/no-main.conf \\
+ && apt-get update && apt-get install -y --no-install-recommends postgresql-15 \\
+ && rm -rf /var/lib/apt/lists/* \\
+ && install -d -o postgres -g postgres -m 2775 /var/run/postgresql \\
+ && install -d -o postgres -g postgres -m 0700 /var/lib/postgresql/data
+ENV PATH=/usr/lib/postgresql/15/bin:$PATH PGDATA=/var/lib/postgresql/data
+COPY entrypoint.sh /usr/local/bin/
+VOLUME /var/lib/postgresql/data
+EXPOSE 5432
+STOPSIGNAL SIGINT
+ENTRYPOINT ["entrypoint.sh"]
+CMD ["postgres"]`,
+    entrypoint: `#!/bin/sh
+# The stand-in's start: as root, hands the data folder to postgres and starts again as postgres; the first time, the
+# database cluster is made from POSTGRES_USER, POSTGRES_PASSWORD and POSTGRES_DB (the password through a file).
+set -e
+if [ "$(id -u)" = 0 ]; then
+  chown postgres:postgres "$PGDATA" && chmod 700 "$PGDATA"
+  exec setpriv --reuid=postgres --regid=postgres --init-groups "$0" "$@"
+fi
+user=\${POSTGRES_USER:-postgres}
+if [ ! -s "$PGDATA/PG_VERSION" ]; then
+  [ -n "$POSTGRES_PASSWORD" ] || { echo "POSTGRES_PASSWORD is not set" >&2; exit 1; }
+  umask 077
+  printf '%s' "$POSTGRES_PASSWORD" > /tmp/pwfile
+  initdb --username="$user" --pwfile=/tmp/pwfile --auth-local=trust --auth-host=scram-sha-256 >/dev/null
+  rm -f /tmp/pwfile
+  echo "host all all all scram-sha-256" >> "$PGDATA/pg_hba.conf"
+  pg_ctl -w -o "-c listen_addresses=''" start >/dev/null
+  db=\${POSTGRES_DB:-$user}
+  if [ "$db" != postgres ]; then psql -q -U "$user" -d postgres -c "CREATE DATABASE \\"$db\\""; fi
+  pg_ctl -w -m fast stop >/dev/null
+fi
+exec "$@" -c listen_addresses='*'
+`,
+  },
+  redis: {
+    major: 7,
+    dockerfile: `
+RUN apt-get update && apt-get install -y --no-install-recommends redis-server \\
+ && rm -rf /var/lib/apt/lists/* \\
+ && install -d -o redis -g redis -m 0750 /data
+COPY entrypoint.sh /usr/local/bin/
+WORKDIR /data
+VOLUME /data
+EXPOSE 6379
+ENTRYPOINT ["entrypoint.sh"]
+CMD ["redis-server"]`,
+    entrypoint: `#!/bin/sh
+# The stand-in's start: redis-server as the user redis in /data, protected mode off as in the official image.
+set -e
+if [ "$1" = redis-server ]; then
+  if [ "$(id -u)" = 0 ]; then
+    chown redis:redis /data
+    exec setpriv --reuid=redis --regid=redis --init-groups "$0" "$@"
+  fi
+  shift
+  exec redis-server --protected-mode no "$@"
+fi
+exec "$@"
+`,
+  },
+};
 
 /** Loads, in the image, every entry point of the packages installed into /app and every dependency of theirs. */
 const LOAD_PROBE = `
@@ -590,6 +700,20 @@ for (const name of Object.keys(app.dependencies)) {
 console.log(JSON.stringify({ count, failures }));
 process.exit(0);
 `;
+
+/** The engine's containers, volumes and networks, by id (null without an engine). */
+async function inventory() {
+  const list = async (args) => (await docker(args, { timeout: 30_000 })).stdout.split('\n').filter(Boolean);
+  try {
+    return {
+      container: await list(['ps', '-aq', '--no-trunc']),
+      volume: await list(['volume', 'ls', '-q']),
+      network: await list(['network', 'ls', '-q', '--no-trunc']),
+    };
+  } catch {
+    return null;
+  }
+}
 
 /** The image the Dockerfile's final stage is built on: the default of its NODE_IMAGE argument. */
 function baseImageName() {
@@ -735,6 +859,7 @@ const mb = (bytes) => `${(bytes / 1e6).toFixed(0)} MB`;
 const work = mkdtempSync(join(tmpdir(), 'mailverify-container-'));
 cleanups.push(() => rmSync(work, { recursive: true, force: true }));
 
+const before = await inventory();
 try {
   await main();
 } catch (error) {
@@ -742,6 +867,15 @@ try {
   console.log(`FAIL  the container test stopped\n${indent(error.stack ?? String(error))}`);
 } finally {
   await cleanUp();
+}
+if (before !== null) {
+  await check('nothing left behind: no container, volume or network the test made is still there', async () => {
+    const after = await inventory();
+    const left = Object.entries(after).flatMap(([kind, ids]) => ids.filter((id) => !before[kind].includes(id)).map((id) => [kind, id]));
+    // Removed now (they are the test's own), and named: something above did not clean up after itself.
+    for (const [kind, id] of left) await docker([kind, 'rm', '-f', id], { allowFailure: true });
+    if (left.length > 0) throw new Error(`left behind (now removed): ${left.map(([kind, id]) => `${kind} ${id}`).join(', ')}`);
+  });
 }
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);
