@@ -3,7 +3,8 @@
 // A block that is not run says so right before its fence, visibly in the source and with its reason:
 //   <!-- example: not run: REASON -->
 // The tests run every ts/js block and every sh/bash/console block that carries no such marker, and fail on a marked
-// block that the inventory of test/docs/examples.test.ts does not list.
+// block that the inventory of test/docs/examples.test.ts does not list. A block marked `<!-- container-test: NAME -->`
+// (docs/deployment.md, "Container") is run by the container test, which needs Docker, instead.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
@@ -23,6 +24,10 @@ export const SHELL_LANGS = ['sh', 'bash', 'console', 'shell'];
 
 /** The marker of a block that is not run, with its reason. */
 const NOT_RUN = /^<!--\s*example:\s*not run:\s*(.+?)\s*-->$/;
+/** The marker of a block that the container test (.ci/container-test.mjs, run by .ci/run) runs instead, by its name. */
+const CONTAINER_TEST = /^<!--\s*container-test:\s*([\w-]+)\s*-->$/;
+/** The skip reason of a block the container test runs. */
+export const RUN_BY_CONTAINER_TEST = 'run by .ci/container-test.mjs';
 
 /** The fenced code blocks of a Markdown text. */
 export function codeBlocks(markdown: string, file = ''): Block[] {
@@ -34,7 +39,9 @@ export function codeBlocks(markdown: string, file = ''): Block[] {
     const indent = /^\s*/.exec(lines[i]!)![0];
     let previous = i - 1;
     while (previous >= 0 && lines[previous]!.trim() === '') previous--;
-    const skip = previous >= 0 ? NOT_RUN.exec(lines[previous]!.trim()) : null;
+    const mark = previous >= 0 ? lines[previous]!.trim() : '';
+    const container = CONTAINER_TEST.exec(mark);
+    const skip = container !== null ? [mark, `${RUN_BY_CONTAINER_TEST} (${container[1]})`] : NOT_RUN.exec(mark);
     const start = i + 1;
     let end = start;
     while (end < lines.length && !/^\s*```\s*$/.test(lines[end]!)) end++;
