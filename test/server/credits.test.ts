@@ -454,4 +454,15 @@ describe('the official client (npm verifalia)', () => {
     await expect(client.emailValidations.submit({ entries: addresses(3) } as never)).rejects.toBeInstanceOf(InsufficientCreditError);
     await server.close();
   });
+
+  it('with credits off: the server answers the balance with a 404 problem, which the client (5.0.0) fails to read', async () => {
+    const server = await start('client-off', undefined);
+    const answer = await server.call('GET', '/v2.7/credits/balance');
+    expect([answer.status, answer.body.status]).toEqual([404, 404]);
+    const client = new VerifaliaRestClient({ username: ROOT, password: ROOT_PASSWORD, baseUris: [server.origin] });
+    // verifalia 5.0.0 reads the body of a failed answer twice (as JSON, then as text), so that a 404 reaches the
+    // caller as a TypeError of its fetch, not as the answer; docs/credits.md says how to tell credits are off.
+    await expect(client.credits.getBalance()).rejects.toThrow(/body used already|Body is unusable|already been read/i);
+    await server.close();
+  });
 });
