@@ -2,8 +2,7 @@
  * The `mailverify-server` command: `mailverify-server serve|worker|migrate [options]`, the same commands as
  * `mailverify serve|worker|migrate` when both packages are installed.
  */
-import { readFileSync } from 'node:fs';
-import { asksForVersion, closestName } from 'mailverify/internal';
+import { VERSION, asksForVersion, closestName } from 'mailverify/internal';
 import { SERVER_COMMANDS, run, type ServerCommand } from './commands.js';
 
 const USAGE = `Usage: mailverify-server serve [options]      the verification server (serve --help)
@@ -12,11 +11,6 @@ const USAGE = `Usage: mailverify-server serve [options]      the verification se
 
 The same commands as "mailverify serve", "mailverify worker" and "mailverify migrate".`;
 
-/** The package's version, from its package.json (next to dist/). */
-function version(): string {
-  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-}
-
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
@@ -24,7 +18,8 @@ export async function main(argv: string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   if (command === '--version' || command === '-v' || command === 'version' || asksForVersion(rest)) {
-    process.stdout.write(`${version()}\n`);
+    // The engine's version: the two packages are released together at one version (a test holds them equal).
+    process.stdout.write(`${VERSION}\n`);
     return 0;
   }
   if (!(SERVER_COMMANDS as readonly string[]).includes(command)) {

@@ -133,11 +133,9 @@ export async function runOffline(run: OfflineRun): Promise<void> {
       const batch = next.value;
       const count = Array.isArray(batch) ? batch.length : batch.lines;
       if (count === 0) continue;
-      const chunk: ChunkMessage = !Array.isArray(batch)
-        ? { seq: nextSeq++, start: input.read, block: batch.bytes }
-        : run.columns === undefined
-          ? { seq: nextSeq++, start: input.read, items: batch }
-          : { seq: nextSeq++, start: input.read, items: batch, columns: run.columns.take(batch.length) };
+      const chunk: ChunkMessage = Array.isArray(batch)
+        ? { seq: nextSeq++, start: input.read, items: batch, columns: run.columns?.take(batch.length) }
+        : { seq: nextSeq++, start: input.read, block: batch.bytes };
       input.read += count;
       const slot = workers.reduce((least, candidate) => (candidate.busy < least.busy ? candidate : least));
       slot.busy++;
