@@ -67,7 +67,7 @@ describe('serve options: one definition', () => {
       defaultRetentionMs: true, tokenLifetimeMs: true, tokenSecret: true, bodyLimit: true, maxEntriesPerJob: true, fileImport: true,
       callbackTimeoutMs: true, clock: true, metrics: true, captcha: true, rateLimits: true, credits: true, logger: true, trustProxy: true,
       https: true, requestTimeoutMs: true, headersTimeoutMs: true, idleTimeoutMs: true, overrides: true, qualityLevels: true, sharedCounters: true,
-      cluster: true, minBodyRate: true, bodyRateGraceMs: true, maxConnectionsPerAddress: true, maxClientConnections: true,
+      cluster: true, minBodyRate: true, bodyRateGraceMs: true, maxConnectionsPerAddress: true, maxClientConnections: true, console: true,
     };
     for (const { target } of SERVE_OPTIONS) {
       const [scope, name] = target.split('.');
@@ -84,6 +84,13 @@ describe('serve options: precedence', () => {
     expect(logLevel).toBe('info');
     expect(server).toMatchObject({ defaultRetentionMs: DEFAULT_RETENTION_MS, rootUsername: 'root', trustProxy: false, verifier: { checks: 'smtp', quality: 'Standard' } });
     expect(server.rootPassword).toBeUndefined();
+  });
+
+  it('the console: on by default; off by --no-console, MAILVERIFY_CONSOLE=false or console: false in the config file', () => {
+    expect(settings([]).server.console).toBe(true);
+    expect(settings(['--no-console']).server.console).toBe(false);
+    expect(settings([], { MAILVERIFY_CONSOLE: 'false' }).server.console).toBe(false);
+    expect(settings([], {}, { console: false }).server.console).toBe(false);
   });
 
   it('rate limits: off by default; on by --rate-limits, MAILVERIFY_RATE_LIMITS or rateLimits in the config file', () => {

@@ -496,6 +496,7 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { flag: 'host', placeholder: 'ADDRESS', env: 'MAILVERIFY_HOST', key: 'host', kind: text, default: '127.0.0.1', description: 'the address to listen on; 0.0.0.0 (or ::) for every interface', section: 'Listening', target: 'listen.host' },
   { flag: 'port', placeholder: 'N', env: 'MAILVERIFY_PORT', key: 'port', kind: integer(0, 65535, 'a TCP port number'), default: 8080, description: 'the port; 0 picks a free one', section: 'Listening', target: 'listen.port' },
   { flag: 'base-path', placeholder: 'PATH', env: 'MAILVERIFY_BASE_PATH', key: 'basePath', kind: text, default: '/', description: 'a path prefix for every route', section: 'Listening', target: 'server.basePath' },
+  { flag: 'no-console', flagSets: false, env: 'MAILVERIFY_CONSOLE', key: 'console', kind: boolean, default: true, description: 'the web console at <base-path>/console/, where <base-path>/ redirects (docs/console.md); the flag turns it off, and those paths answer 404', section: 'Listening', target: 'server.console' },
   { flag: 'tls-cert', placeholder: 'FILE', env: 'MAILVERIFY_TLS_CERT', key: 'tlsCert', kind: fileContent, defaultText: 'plain HTTP', description: 'serve HTTPS with this certificate chain (PEM), with --tls-key', section: 'Listening', target: 'server.https.cert' },
   { flag: 'tls-key', placeholder: 'FILE', env: 'MAILVERIFY_TLS_KEY', key: 'tlsKey', kind: fileContent, secret: true, description: 'the private key (PEM) of --tls-cert', section: 'Listening', target: 'server.https.key' },
   {

@@ -61,6 +61,7 @@ import { StreamedBody } from './json-body.js';
 import { ServerMetrics } from './metrics.js';
 import { probeRoutes } from './probes.js';
 import { registerOpenapi } from './schemas/index.js';
+import { faceRoutes } from './faces.js';
 import type { ServerContext } from './context.js';
 import { pathOf } from './query.js';
 import { v2Routes } from './routes.js';
@@ -156,6 +157,11 @@ export interface ServerOptions {
    * Needs a PostgreSQL `store` (openPostgresStore) shared by every process. Absent: jobs run in this process.
    */
   readonly cluster?: ClusterSettings;
+  /**
+   * The web console at `<basePath>/console/` (default true), where `<basePath>/` redirects while it is on; false: those
+   * paths are unknown (404). The sign-up form widget at `<basePath>/widget/` is served either way.
+   */
+  readonly console?: boolean;
 }
 
 export interface StandaloneOptions extends ServerOptions {
@@ -429,6 +435,7 @@ export async function mailverify(app: FastifyInstance, options: ServerOptions): 
     await app.register(v2Routes, { prefix: `${base}/${version}`, context, users: version === 'v2.7' });
   }
   await app.register(legacyRoutes, { prefix: `${base}/v1.4`, context });
+  faceRoutes(app, base, { console: options.console ?? true });
 }
 
 /**

@@ -1,0 +1,3 @@
+import { attach } from './widget.js';
+
+void attach;
