@@ -54,11 +54,12 @@ interface PageServer {
   close(): Promise<void>;
 }
 
-/** A whole page around `body`, with a script that records the widget's events in `window.results`. */
-function page(body: string): string {
+/** A whole page around `body`, with an inline script that records the widget's events in `window.results` (unless `recording` is false). */
+function page(body: string, recording = true): string {
+  const record = `<script>window.results = []; document.addEventListener('mailverify:result', (event) => window.results.push(event.detail));</script>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign up</title>
-<script>window.results = []; document.addEventListener('mailverify:result', (event) => window.results.push(event.detail));</script>
+${recording ? record : ''}
 </head><body><main><h1>Sign up</h1>
 ${body}
 </main></body></html>`;
@@ -82,6 +83,8 @@ window.solveCaptcha = async () => {
 };
 </script>`,
     ),
+    '/csp': page(form, false),
+    '/selector': page(form.replace(' defer>', ' data-selector="#email" defer>')),
     '/messages': page(form.replace(' defer>', ' data-message-undeliverable="We cannot send mail there." defer>')),
     '/module': page(
       `${form.replace(/<script src=[^>]*><\/script>/, '')}
@@ -113,8 +116,10 @@ async function startPageServer(): Promise<PageServer> {
       return;
     }
     const html = pagesFor(url.searchParams.get('app') === 'throttled' ? keys.throttled : keys.form)[path];
+    // The strictest policy that lets the widget work: its script and requests from the server, nothing else at all.
+    const policy = path === '/csp' ? { 'content-security-policy': `default-src 'none'; script-src ${serve.origin}; connect-src ${serve.origin}; form-action 'self'` } : {};
     if (html === undefined) response.writeHead(404).end();
-    else response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+    else response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...policy }).end(html);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -304,6 +309,41 @@ describe('the widget from its script tag, on a page of a trusted origin', () => 
     expect(await shown(page)).toMatchObject({ classification: 'Undeliverable', status: 'MailboxDoesNotExist' });
     expect((await results(page)).map((entry) => entry['inputData'])).toEqual([UNDELIVERABLE]);
     await page.close();
+  });
+});
+
+describe('the script tag', () => {
+  chromium.it('attaches to email inputs added later, or to those data-selector matches only', { timeout: 60_000 }, async () => {
+    const addField = `document.querySelector('form').insertAdjacentHTML('afterbegin', '<label for="work">Work email</label><input id="work" type="email">')`;
+    const { page } = await open(`${trusted.origin}/`);
+    await page.waitForSelector('#email + .mailverify-status', { state: 'attached' });
+    await page.evaluate(addField);
+    await page.waitForSelector('#work + .mailverify-status', { state: 'attached' });
+    await page.locator('#work').fill(DELIVERABLE);
+    await page.locator('#work').blur();
+    await page.waitForSelector('#work[data-mailverify-state="done"]');
+    expect(await page.locator('#work').getAttribute('data-mailverify-classification')).toBe('Deliverable');
+    await page.close();
+
+    const { page: selecting } = await open(`${trusted.origin}/selector`);
+    await selecting.waitForSelector('#email + .mailverify-status', { state: 'attached' });
+    await selecting.evaluate(addField);
+    // The next evaluation runs after the mutation observer's callback.
+    expect(await selecting.evaluate(`document.querySelectorAll('.mailverify-status').length`)).toBe(1);
+    await selecting.close();
+  });
+
+  chromium.it("works under a page's strict Content-Security-Policy: no inline style or script of its own", { timeout: 60_000 }, async () => {
+    const browserPage = await (await browser.get()).newPage();
+    const watched = watchPage(browserPage, trusted.origin);
+    await browserPage.goto(`${trusted.origin}/csp`);
+    await enter(browserPage, DELIVERABLE);
+    expect(await shown(browserPage)).toMatchObject({ state: 'done', classification: 'Deliverable', message: 'This address can receive email.' });
+    expect(watched.refused).toEqual([]);
+    expect(watched.errors).toEqual([]);
+    // What went to another origin: the widget's script and its verification, to the server only.
+    expect(watched.otherOrigins.every((url) => url.startsWith(`${serve.origin}/`))).toBe(true);
+    await browserPage.close();
   });
 });
 
