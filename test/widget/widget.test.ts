@@ -428,15 +428,22 @@ describe("a verification that takes long (a slow mail server), in the page's fak
     return page;
   }
 
-  chromium.it('a submission waits 3 s for it at most, then the form is submitted', { timeout: 60_000 }, async () => {
+  chromium.it("a submission waits 3 s for it at most, then reaches the page's own submit handler, once", { timeout: 60_000 }, async () => {
     const page = await pausedPage();
+    // A form that a script of the page sends (as single-page apps do).
+    await page.evaluate(`document.querySelector('form').addEventListener('submit', (event) => {
+      event.preventDefault();
+      (window.sent ??= []).push(new FormData(event.target).get('email'));
+    })`);
     await page.locator(EMAIL).fill(SLOW);
     await page.locator(EMAIL).press('Enter');
     expect(await page.locator(EMAIL).getAttribute('data-mailverify-state')).toBe('checking');
+    // An impatient visitor presses Enter again: it waits with the first.
+    await page.locator(EMAIL).press('Enter');
     await page.clock.runFor(2999);
-    expect(new URL(page.url()).pathname).toBe('/module');
-    await Promise.all([page.waitForURL('**/sign-up'), page.clock.runFor(1)]);
-    expect(trusted.submissions.at(-1)).toBe(`email=${encodeURIComponent(SLOW)}`);
+    expect(await page.evaluate('window.sent')).toBeUndefined();
+    await page.clock.runFor(1);
+    expect(await page.evaluate('window.sent')).toEqual([SLOW]);
     await page.close();
   });
 

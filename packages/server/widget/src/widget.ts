@@ -97,8 +97,10 @@ export function attach(input: HTMLInputElement, options: AttachOptions): () => v
   let running: { address: string; done: Promise<void>; stop: AbortController } | undefined;
   /** The address whose outcome the field shows (a result, a failure, or nothing to verify). */
   let shown: string | undefined;
+  /** Whether the field shows an Undeliverable result (and its aria-invalid is the widget's). */
   let undeliverable = false;
-  let invalidSet = false;
+  /** A submission waits for the verification (a second one waits with it), or is sent again (and goes through). */
+  let holding = false;
   let releasing = false;
   let detached = false;
 
@@ -121,10 +123,9 @@ export function attach(input: HTMLInputElement, options: AttachOptions): () => v
 
   const clear = (): void => {
     shown = undefined;
+    if (undeliverable) input.removeAttribute('aria-invalid');
     undeliverable = false;
     for (const name of ATTRIBUTES) input.removeAttribute(name);
-    if (invalidSet) input.removeAttribute('aria-invalid');
-    invalidSet = false;
     say('');
   };
 
@@ -134,9 +135,8 @@ export function attach(input: HTMLInputElement, options: AttachOptions): () => v
     input.setAttribute('data-mailverify-state', 'done');
     input.setAttribute('data-mailverify-classification', entry.classification);
     input.setAttribute('data-mailverify-status', entry.status);
+    // Shown on a cleared field: an aria-invalid of the widget's own is gone already.
     if (undeliverable) input.setAttribute('aria-invalid', 'true');
-    else if (invalidSet) input.removeAttribute('aria-invalid');
-    invalidSet = undeliverable;
     const suggestion = entry.suggestions?.find((candidate) => candidate.toLowerCase() !== address.toLowerCase());
     say(textOf(entry), suggestion);
     input.dispatchEvent(new CustomEvent('mailverify:result', { detail: entry, bubbles: true }));
@@ -216,10 +216,13 @@ export function attach(input: HTMLInputElement, options: AttachOptions): () => v
       input.focus();
       return;
     }
+    if (holding) return;
+    holding = true;
     const submitter = (event as SubmitEvent).submitter;
     let waiting: ReturnType<typeof setTimeout> | undefined;
     void Promise.race([check(), new Promise((resolve) => (waiting = setTimeout(resolve, SUBMISSION_WAIT_MS)))]).then(() => {
       clearTimeout(waiting);
+      holding = false;
       if (undeliverable && current() === shown && !detached) {
         input.focus();
         return;
