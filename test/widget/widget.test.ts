@@ -1,8 +1,10 @@
 // The sign-up form widget in headless Chromium, against a real `mailverify serve` on the mail lab (SMTP checks on),
 // on pages served by a second HTTP server on loopback (another origin): the docs' form with the script tag, a
 // deliverable, an undeliverable and a mistyped address (its suggestion taken with the keyboard), submission blocked
-// and awaited, a refused origin, a throttled key and a stopped server failing open, the CAPTCHA hook with the
-// siteverify lab, the ES module's attach, its messages and its detach. axe-core checks each state of the page.
+// and awaited, fields added later and data-selector, a strict Content-Security-Policy, messages; the CAPTCHA hook
+// with the siteverify lab; the ES module's attach and detach; a slow verification in the page's fake time; failing
+// open on a refused origin, 429, 402 (a second server that accounts credits) and a stopped server. axe-core checks
+// each state of the page.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -43,8 +45,10 @@ let serve: ServeProcess;
 let dir: string;
 let trusted: PageServer;
 let untrusted: PageServer;
-/** BrowserApp keys: the trusted page's, a CAPTCHA-requiring one, one throttled to one submission a day. */
-let keys: { form: string; captcha: string; throttled: string };
+/** A second server, which accounts credits and has none to give. */
+let credits: ServeProcess;
+/** BrowserApp keys: the trusted page's, a CAPTCHA-requiring one, one throttled to one submission a day, the credits server's. */
+let keys: { form: string; captcha: string; throttled: string; credits: string };
 let formApp: string;
 
 interface PageServer {
@@ -66,8 +70,8 @@ ${body}
 }
 
 /** The pages of the tests: `/` the docs' form for `key`, `/captcha`, `/module`, `/sign-up` its submissions. */
-function pagesFor(key: string): Record<string, string> {
-  const form = FORM.replaceAll(DOC_SERVER, serve.origin).replaceAll(DOC_KEY, key);
+function pagesFor(key: string, server = serve.origin): Record<string, string> {
+  const form = FORM.replaceAll(DOC_SERVER, server).replaceAll(DOC_KEY, key);
   return {
     '/': page(form),
     '/captcha': page(
@@ -115,7 +119,8 @@ async function startPageServer(): Promise<PageServer> {
       response.writeHead(200, { 'content-type': 'text/plain' }).end(siteverify.issue('turnstile'));
       return;
     }
-    const html = pagesFor(url.searchParams.get('app') === 'throttled' ? keys.throttled : keys.form)[path];
+    const app = url.searchParams.get('app');
+    const html = (app === 'throttled' ? pagesFor(keys.throttled) : app === 'credits' ? pagesFor(keys.credits, credits.origin) : pagesFor(keys.form))[path];
     // The strictest policy that lets the widget work: its script and requests from the server, nothing else at all.
     const policy = path === '/csp' ? { 'content-security-policy': `default-src 'none'; script-src ${serve.origin}; connect-src ${serve.origin}; form-action 'self'` } : {};
     if (html === undefined) response.writeHead(404).end();
@@ -129,8 +134,8 @@ async function startPageServer(): Promise<PageServer> {
   };
 }
 
-async function root(method: string, path: string, json?: unknown): Promise<any> {
-  const answer = await fetch(`${serve.origin}${path}`, {
+async function root(method: string, path: string, json?: unknown, server = serve.origin): Promise<any> {
+  const answer = await fetch(`${server}${path}`, {
     method,
     headers: { authorization: ROOT_BASIC, ...(json !== undefined && { 'content-type': 'application/json' }) },
     ...(json !== undefined && { body: JSON.stringify(json) }),
@@ -141,9 +146,9 @@ async function root(method: string, path: string, json?: unknown): Promise<any> 
 }
 
 /** A BrowserApp with these settings: its id and key. */
-async function browserApp(settings: Record<string, unknown>): Promise<{ id: string; key: string }> {
-  const { id } = await root('POST', '/v2.7/users', { type: 'BrowserApp', displayName: 'Sign-up form', ...settings });
-  return { id, key: (await root('GET', `/v2.7/users/${id}`)).authentication.password.username };
+async function browserApp(settings: Record<string, unknown>, server = serve.origin): Promise<{ id: string; key: string }> {
+  const { id } = await root('POST', '/v2.7/users', { type: 'BrowserApp', displayName: 'Sign-up form', ...settings }, server);
+  return { id, key: (await root('GET', `/v2.7/users/${id}`, undefined, server)).authentication.password.username };
 }
 
 beforeAll(async () => {
@@ -168,7 +173,9 @@ beforeAll(async () => {
   formApp = form.id;
   const captcha = await browserApp({ ...origins, captcha: { isEnabled: true, providers: { turnstile: { secretKey: 'turnstile-secret' } } } });
   const throttled = await browserApp({ ...origins, throttling: { rules: [{ limit: 1, period: 'Day', scope: 'Global' }] } });
-  keys = { form: form.key, captcha: captcha.key, throttled: throttled.key };
+  credits = await startServe(['--data-dir', join(dir, 'credits'), '--log-level', 'silent', '--checks', 'syntax', '--credits'], { MAILVERIFY_ROOT_PASSWORD: ROOT_PASSWORD });
+  const noCredit = await browserApp({}, credits.origin);
+  keys = { form: form.key, captcha: captcha.key, throttled: throttled.key, credits: noCredit.key };
 }, 60_000);
 
 afterAll(async () => {
@@ -176,6 +183,7 @@ afterAll(async () => {
   await trusted?.close();
   await untrusted?.close();
   await serve?.stop();
+  await credits?.stop();
   await siteverify?.close();
   await lab?.close();
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
@@ -488,6 +496,16 @@ describe('the widget fails open', () => {
     expect(await shown(page)).toEqual({ state: null, classification: null, status: null, invalid: null, message: '' });
     await Promise.all([page.waitForURL('**/sign-up'), page.getByRole('button', { name: 'Sign up' }).click()]);
     expect(trusted.submissions.at(-1)).toBe(`email=${encodeURIComponent(UNDELIVERABLE)}`);
+    await page.close();
+  });
+
+  chromium.it('when credit is lacking (402): nothing shown, the form submitted', { timeout: 60_000 }, async () => {
+    const { page } = await open(`${trusted.origin}/?app=credits`);
+    const refused = page.waitForEvent('requestfinished', (request) => request.method() === 'POST' && request.url().startsWith(`${credits.origin}/v2.7/email-validations`));
+    await enter(page, DELIVERABLE);
+    expect((await (await refused).response())?.status()).toBe(402);
+    expect(await shown(page)).toEqual({ state: null, classification: null, status: null, invalid: null, message: '' });
+    await Promise.all([page.waitForURL('**/sign-up'), page.getByRole('button', { name: 'Sign up' }).click()]);
     await page.close();
   });
 
