@@ -1,7 +1,8 @@
 // The inventory of the examples: every ts/js block of the README and docs/ is run by program-examples.test.ts and
 // every sh/bash/console block by shell-examples.test.ts, unless it is marked `<!-- example: not run: REASON -->`
 // right before its fence; the marked ones are the list below, so that a block is never left unrun unnoticed. Blocks
-// of other languages are data (json, yaml, ini, nginx) or output (no language).
+// of other languages are data (json, yaml, ini, nginx), web page parts (html, css: test/widget loads the widget's
+// form) or output (no language).
 import { describe, expect, it } from 'vitest';
 import { allBlocks, PROGRAM_LANGS, RUN_BY_CONTAINER_TEST, SHELL_LANGS } from './code-blocks.js';
 
@@ -30,9 +31,12 @@ const NOT_RUN: readonly (readonly [file: string, start: string, why: string])[] 
   ['docs/troubleshooting.md', 'dig @9.9.9.9 MX example.com', 'a public DNS server'],
   ['docs/troubleshooting.md', 'nc -vz -w 10 gmail-smtp-in.l.google.com 25', "exchangers' port 25"],
   ['docs/troubleshooting.md', 'dig +short -x 203.0.113.7', "the Internet's DNS and port 25"],
+  ['docs/widget.md', "import { attach } from 'https://verify.example.com/widget/v1.mjs';", 'a web page\'s module (test/widget runs it in Chromium)'],
+  ['docs/widget.md', 'window.solveCaptcha = () =>', "a web page's script with Cloudflare's Turnstile"],
+  ['docs/widget.md', "document.querySelector('form').addEventListener", "a web page's script"],
 ];
 
-const DATA_LANGS = ['json', 'yaml', 'ini', 'nginx', ''];
+const DATA_LANGS = ['json', 'yaml', 'ini', 'nginx', 'html', 'css', ''];
 
 describe('the examples of the README and docs/', () => {
   const blocks = allBlocks();
