@@ -15,10 +15,17 @@ import { basic, callServer, type Answer, type Call } from '../server/http-client
 export const ROOT = 'root';
 export const ROOT_PASSWORD = 'a console test root password';
 
-/** Domains of the lab: a strict exchanger that knows ann and bob, a catch-all one, and a domain with no MX at all. */
+/**
+ * Domains of the lab: a strict exchanger that knows ann, bob and cleo; a catch-all one; a domain with no MX; and an
+ * exchanger that holds its answer for `held` 3 s (a job that stays in progress for a while).
+ */
 export const SCENARIO: MailLabScenario = {
-  servers: { strict: { mailboxes: ['ann', 'bob', 'cleo'] }, open: { acceptAll: true } },
-  domains: { 'console-shop.com': ['strict'], 'console-open.com': ['open'], 'console-nomail.com': [] },
+  servers: {
+    strict: { mailboxes: ['ann', 'bob', 'cleo'] },
+    open: { acceptAll: true },
+    slow: { engine: 'raw', mailboxes: ['held'], delayMs: { 'rcpt:held': 3000 } },
+  },
+  domains: { 'console-shop.com': ['strict'], 'console-open.com': ['open'], 'console-nomail.com': [], 'console-slow.com': ['slow'] },
 };
 
 export interface ConsoleLab {
