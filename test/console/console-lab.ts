@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { accessibilityViolations, sharedBrowser, watchPage } from '../lab/browser.js';
 import { startMailLab, type MailLab, type MailLabScenario } from '../lab/mail-lab.js';
@@ -17,13 +17,14 @@ export const ROOT_PASSWORD = 'a console test root password';
 
 /**
  * Domains of the lab: a strict exchanger that knows ann, bob and cleo; a catch-all one; a domain with no MX; and an
- * exchanger that holds its answer for `held` 3 s (a job that stays in progress for a while).
+ * exchanger that holds its answer for `held` 4.5 s, under Standard's 5 s command timeout (a job that stays in progress
+ * for a while).
  */
 export const SCENARIO: MailLabScenario = {
   servers: {
     strict: { mailboxes: ['ann', 'bob', 'cleo'] },
     open: { acceptAll: true },
-    slow: { engine: 'raw', mailboxes: ['held'], delayMs: { 'rcpt:held': 3000 } },
+    slow: { engine: 'raw', mailboxes: ['held'], delayMs: { 'rcpt:held': 4500 } },
   },
   domains: { 'console-shop.com': ['strict'], 'console-open.com': ['open'], 'console-nomail.com': [], 'console-slow.com': ['slow'] },
 };
@@ -102,6 +103,20 @@ export async function signIn(page: Page, username: string, password: string): Pr
 /** The value of a JavaScript expression in the page (these files are type-checked without the DOM library). */
 export function inPage<T = unknown>(page: Page, expression: string): Promise<T> {
   return page.evaluate(expression) as Promise<T>;
+}
+
+/** Whether `locator`'s element has the focus. */
+export function isFocused(locator: Locator): Promise<boolean> {
+  return locator.evaluate((element) => element === (element.ownerDocument as unknown as { activeElement: unknown }).activeElement);
+}
+
+/** Presses Tab until `locator`'s element has the focus (as a keyboard user moves through the page). */
+export async function tabTo(page: Page, locator: Locator, most = 60): Promise<void> {
+  for (let presses = 0; presses < most; presses++) {
+    if (await isFocused(locator)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`${String(locator)} never had the focus after ${most} presses of Tab`);
 }
 
 /** Nothing refused by the CSP, no request to another origin, no page error. */

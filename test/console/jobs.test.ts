@@ -2,7 +2,7 @@
 // submitted, followed to completion, its classification chart read through its table, its breakdown, its entries
 // filtered by status, both exports downloaded and read back, the job deleted; a CSV file imported by its second column
 // without its header row, its entries paged; a refused job's detail; the jobs list's live progress; the accessibility
-// of every page; and nothing refused by the CSP, no other origin, no page error.
+// of every page; sign-in, a new job and an export by keyboard only; and nothing refused by the CSP, no other origin, no page error.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import ExcelJS from 'exceljs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
-import { ROOT, ROOT_PASSWORD, expectAccessible, expectClean, openConsole, screenshot, signIn, startConsoleLab, type ConsoleLab } from './console-lab.js';
+import { ROOT, ROOT_PASSWORD, expectAccessible, expectClean, isFocused, openConsole, screenshot, signIn, startConsoleLab, tabTo, type ConsoleLab } from './console-lab.js';
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console jobs pages in a browser');
 
@@ -231,6 +231,44 @@ describe('the jobs list', () => {
       await screenshot(page, 'jobs');
       await row.getByText('Completed').waitFor({ timeout: 30_000 });
       expect(await row.getByRole('progressbar').count()).toBe(0);
+      expectClean(watched);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('by keyboard only', () => {
+  it('signs in, submits a new job and exports it', { timeout: 60_000 }, async () => {
+    const { page, watched, close } = await openConsole(lab);
+    try {
+      // The username field has the focus as the page opens.
+      await page.getByLabel('Username').waitFor();
+      expect(await isFocused(page.getByLabel('Username'))).toBe(true);
+      await page.keyboard.type(ROOT);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(ROOT_PASSWORD);
+      await page.keyboard.press('Enter');
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+
+      await tabTo(page, page.getByRole('link', { name: 'New job' }));
+      await page.keyboard.press('Enter');
+      await tabTo(page, page.getByLabel('Addresses'));
+      await page.keyboard.type('ann@console-shop.com\nnobody@console-shop.com');
+      await tabTo(page, page.getByLabel('Deduplication'));
+      await page.keyboard.press('ArrowDown');
+      await tabTo(page, page.getByRole('button', { name: 'Verify' }));
+      await page.keyboard.press('Enter');
+      const id = /#\/jobs\/([0-9a-f-]{36})$/.exec((await page.waitForURL(/#\/jobs\/[0-9a-f-]{36}$/), page.url()))![1]!;
+      await page.getByRole('figure', { name: 'Classifications' }).waitFor();
+      expect((await lab.asRoot('GET', `/v2.7/email-validations/${id}/overview`)).body.deduplication).toBe('Safe');
+
+      const exportCsv = page.getByRole('button', { name: 'Export CSV' });
+      await exportCsv.waitFor();
+      await tabTo(page, exportCsv);
+      const [file] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
+      const rows = parseCsv(readFileSync((await file.path())!, 'utf8'), { columns: true }) as Record<string, string>[];
+      expect(rows.map((row) => row['inputData'])).toEqual(['ann@console-shop.com', 'nobody@console-shop.com']);
       expectClean(watched);
     } finally {
       await close();

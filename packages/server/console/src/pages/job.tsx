@@ -3,6 +3,7 @@ import { ClassificationsFigure } from '../components/classifications.js';
 import { Entries } from '../components/entries.js';
 import { formatDuration, formatTime, jobTitle } from '../components/format.js';
 import { ProblemMessage } from '../components/problem.js';
+import { isRefused, noteRefusal } from '../jobs/refusals.js';
 import { useCounts, useJob, type StatusCount } from '../jobs/use-job.js';
 import { navigate } from '../router.js';
 import { JobProgress } from './jobs.js';
@@ -24,6 +25,7 @@ export function JobPage({ api, route }: PageProps) {
       await api.del(`/email-validations/${job.id}`);
       navigate('#/jobs');
     } catch (caught) {
+      noteRefusal(api, 'delete', caught);
       setDeleteError(caught);
       setDeleting(false);
     }
@@ -86,11 +88,13 @@ export function JobPage({ api, route }: PageProps) {
           )}
           {job.status === 'Completed' && <Entries api={api} jobId={job.id} statuses={counts?.statuses ?? null} />}
           <ProblemMessage error={deleteError} />
-          <div class="actions">
-            <button type="button" class="danger" disabled={deleting} onClick={remove}>
-              Delete
-            </button>
-          </div>
+          {!isRefused(api, 'delete') && (
+            <div class="actions">
+              <button type="button" class="danger" disabled={deleting} onClick={remove}>
+                Delete
+              </button>
+            </div>
+          )}
         </>
       )}
     </section>

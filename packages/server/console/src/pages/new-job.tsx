@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ProblemMessage } from '../components/problem.js';
 import { fileKindOf, fileSettings, uploadable, type FileKind } from '../jobs/file.js';
+import { isRefused, noteRefusal } from '../jobs/refusals.js';
 import type { JobOverview, QualityLevel } from '../jobs/types.js';
 import { navigate } from '../router.js';
 import type { PageProps } from './props.js';
@@ -96,6 +97,8 @@ export function NewJobPage(props: PageProps) {
       const { overview } = await request;
       navigate(`#/jobs/${overview.id}`);
     } catch (caught) {
+      // Giving a retention needs the delete permission: refused with one, the job may be sent again without it.
+      if (settings.retention !== undefined) noteRefusal(props.api, 'retention', caught);
       setError(caught);
       setBusy(false);
     }
@@ -158,19 +161,21 @@ export function NewJobPage(props: PageProps) {
               0 (lowest) to 255 (highest); empty: normal.
             </p>
           </div>
-          <div>
-            <label for="retention">Retention</label>
-            <select id="retention" name="retention" aria-describedby="retention-hint">
-              {RETENTIONS.map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
-            </select>
-            <p class="hint" id="retention-hint">
-              How long the results are kept after the job completes.
-            </p>
-          </div>
+          {!isRefused(props.api, 'retention') && (
+            <div>
+              <label for="retention">Retention</label>
+              <select id="retention" name="retention" aria-describedby="retention-hint">
+                {RETENTIONS.map(([value, label]) => (
+                  <option key={value} value={value}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+              <p class="hint" id="retention-hint">
+                How long the results are kept after the job completes.
+              </p>
+            </div>
+          )}
         </div>
         <ProblemMessage error={error} />
         <div class="actions">
