@@ -11,7 +11,7 @@ import ExcelJS from 'exceljs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
-import { ROOT, ROOT_PASSWORD, expectAccessible, expectClean, isFocused, openConsole, screenshot, signIn, startConsoleLab, tabTo, type ConsoleLab } from './console-lab.js';
+import { ROOT, ROOT_PASSWORD, expectAccessible, expectClean, inPage, isFocused, openConsole, screenshot, signIn, startConsoleLab, tabTo, type ConsoleLab } from './console-lab.js';
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console jobs pages in a browser');
 
@@ -127,6 +127,11 @@ describe('a pasted list', () => {
       await table.getByText(`Did you mean ${suggested.suggestions!.join(' or ')}?`).waitFor();
       await expectAccessible(page);
       await screenshot(page, 'job');
+      // On a phone's width too: the wide tables scroll sideways, and keyboard users can scroll them.
+      await page.setViewportSize({ width: 390, height: 800 });
+      await expectAccessible(page);
+      expect(await inPage(page, 'document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+      await page.setViewportSize({ width: 1200, height: 900 });
 
       // Filtered by a status: the table and both exports hold its entries only.
       await page.getByLabel('Status').selectOption('MailboxDoesNotExist');

@@ -60,9 +60,7 @@ function NotOffered() {
   return (
     <section aria-labelledby="page-title">
       <h1 id="page-title" tabIndex={-1}>Not available</h1>
-      <p>
-        This page does not exist, or is not available to you. <a href="#/jobs">Go to the jobs</a>.
-      </p>
+      <p>This page does not exist, or is not available to you: choose one in the navigation above.</p>
     </section>
   );
 }
@@ -103,6 +101,8 @@ function SignedIn({ token, route, onSignOut, onExpired }: { token: string; route
   useEffect(() => {
     // A new page: its heading takes the focus, so that keyboard and screen-reader users start there.
     document.getElementById('page-title')?.focus({ preventScroll: true });
+    const link = LINKS.find((candidate) => candidate.page === route[0]);
+    document.title = `${route[0] === 'jobs' && route.length > 1 ? 'Job' : (link?.label ?? 'mailverify')} · mailverify`;
   }, [key]);
   return (
     <>
@@ -124,6 +124,7 @@ export function App() {
     setNotice(why);
   };
   if (token === null) {
+    document.title = 'Sign in · mailverify';
     return (
       <main id="main" tabIndex={-1}>
         <SignInPage

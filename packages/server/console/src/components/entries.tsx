@@ -6,6 +6,7 @@ import type { JobEntry } from '../jobs/types.js';
 import type { StatusCount } from '../jobs/use-job.js';
 import { Pager } from './pager.js';
 import { ProblemMessage } from './problem.js';
+import { TableWrap } from './table-wrap.js';
 
 const PAGE_SIZE = 50;
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
@@ -78,7 +79,7 @@ export function Entries({ api, jobId, statuses }: EntriesProps) {
       <p class="hint">The exports hold the entries the filter shows, on every page.</p>
       <ProblemMessage error={exportError} />
       <ProblemMessage error={error} />
-      <div class="table-wrap">
+      <TableWrap label="Entries">
         <table aria-label="Entries" aria-busy={loading}>
           <thead>
             <tr>
@@ -103,7 +104,7 @@ export function Entries({ api, jobId, statuses }: EntriesProps) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {page !== null && page.data.length === 0 && <p>No entry has this status.</p>}
       <Pager label="Pages of entries" pager={pagerOf(request, page)} onPage={setRequest} />
     </section>

@@ -8,6 +8,7 @@ import { useCounts, useJob, type StatusCount } from '../jobs/use-job.js';
 import { navigate } from '../router.js';
 import { JobProgress } from './jobs.js';
 import type { PageProps } from './props.js';
+import { TableWrap } from '../components/table-wrap.js';
 
 /** A job (`#/jobs/<id>`): its settings and progress, then its results: chart, breakdown, entries, exports. */
 export function JobPage({ api, route }: PageProps) {
@@ -33,9 +34,6 @@ export function JobPage({ api, route }: PageProps) {
 
   return (
     <section aria-labelledby="page-title">
-      <p class="crumbs">
-        <a href="#/jobs">Jobs</a> /
-      </p>
       <h1 id="page-title" tabIndex={-1}>
         {job === null ? 'Job' : jobTitle(job)}
       </h1>
@@ -104,7 +102,7 @@ export function JobPage({ api, route }: PageProps) {
 /** The entries by status (and classification, which a Duplicate takes from what it duplicates). */
 function Breakdown({ statuses, done }: { statuses: readonly StatusCount[]; done: boolean }) {
   return (
-    <div class="table-wrap">
+    <TableWrap label="Breakdown">
       <table class="breakdown">
         <caption>Breakdown{done ? '' : ' (counting…)'}</caption>
         <thead>
@@ -124,6 +122,6 @@ function Breakdown({ statuses, done }: { statuses: readonly StatusCount[]; done:
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }

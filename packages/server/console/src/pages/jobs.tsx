@@ -5,6 +5,7 @@ import { ProblemMessage } from '../components/problem.js';
 import { FIRST_PAGE, pageQuery, pagerOf, usePaged, type PageRequest } from '../jobs/paging.js';
 import type { JobOverview } from '../jobs/types.js';
 import type { PageProps } from './props.js';
+import { TableWrap } from '../components/table-wrap.js';
 
 const PAGE_SIZE = 25;
 
@@ -23,7 +24,7 @@ export function JobsPage({ api }: PageProps) {
         Jobs
       </h1>
       <ProblemMessage error={error} />
-      <div class="table-wrap">
+      <TableWrap label="Jobs">
         <table aria-label="Jobs" aria-busy={loading && page === null}>
           <thead>
             <tr>
@@ -50,7 +51,7 @@ export function JobsPage({ api }: PageProps) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {page !== null && jobs.length === 0 && (
         <p>
           No jobs yet. <a href="#/new">Verify a list</a>.
