@@ -110,6 +110,9 @@ describe('a Standard user', () => {
       const code = page.getByLabel('Code');
       await code.waitFor();
       expect(await isFocused(code)).toBe(true);
+      // A new, empty field: never the password field with its value.
+      expect(await code.inputValue()).toBe('');
+      expect(await page.getByLabel('Password').count()).toBe(0);
       await expectAccessible(page);
       await screenshot(page, 'sign-in-code');
 

@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useMemo, useRef, useState } from 'preact/hooks';
 import { createApi } from '../api.js';
 import { ProblemMessage } from '../components/problem.js';
@@ -50,19 +51,20 @@ export function SignInPage({ basePath, notice, onSignedIn }: SignInProps) {
       <h1 id="page-title">Sign in to mailverify</h1>
       {notice !== null && <p class="notice" role="status">{notice}</p>}
       <form onSubmit={submit} noValidate>
+        {/* Keyed, so that the code field is a new element, never the password field with its value. */}
         {firstFactor === null ? (
-          <>
+          <Fragment key="password">
             <label for="username">Username</label>
             <input id="username" ref={username} name="username" autocomplete="username" required autoFocus />
             <label for="password">Password</label>
             <input id="password" ref={password} name="password" type="password" autocomplete="current-password" required />
-          </>
+          </Fragment>
         ) : (
-          <>
+          <Fragment key="code">
             <p id="code-help">Enter the 6-digit code of your authenticator app.</p>
             <label for="code">Code</label>
             <input id="code" ref={code} name="code" inputMode="numeric" autocomplete="one-time-code" aria-describedby="code-help" required />
-          </>
+          </Fragment>
         )}
         <ProblemMessage error={error} />
         <div class="actions">
