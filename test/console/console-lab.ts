@@ -1,7 +1,7 @@
 // What the console's browser tests share: a real `mailverify serve` on the mail lab (one per test file), headless
 // Chromium, a signed-in page, calls to the REST interface as root, and screenshots of the pages (always in a temp
 // folder; in docs/images/console-<name>.png when CONSOLE_SCREENSHOTS=1).
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,10 +43,16 @@ export interface ConsoleLab {
   close(): Promise<void>;
 }
 
-export async function startConsoleLab(chromium: string | null, options: { basePath?: string; flags?: readonly string[] } = {}): Promise<ConsoleLab> {
+/** `config`: the keys of a `--config` file (for those that have no flag: custom quality levels, classification names). */
+export async function startConsoleLab(
+  chromium: string | null,
+  options: { basePath?: string; flags?: readonly string[]; config?: Record<string, unknown> } = {},
+): Promise<ConsoleLab> {
   const basePath = options.basePath ?? '';
   const lab = await startMailLab(SCENARIO);
   const dataDir = mkdtempSync(join(tmpdir(), 'mailverify-console-'));
+  const configFile = join(dataDir, 'config.json');
+  if (options.config !== undefined) writeFileSync(configFile, JSON.stringify(options.config));
   let serve: ServeProcess;
   try {
     serve = await startServe(
@@ -55,6 +61,7 @@ export async function startConsoleLab(chromium: string | null, options: { basePa
         '--dns-server', lab.dnsAddress, '--smtp-port', String(lab.port), '--allow-private-addresses',
         '--helo-name', 'probe.mailverify-lab.com', '--mail-from', 'bounce@mailverify-lab.com',
         ...(basePath === '' ? [] : ['--base-path', basePath]),
+        ...(options.config === undefined ? [] : ['--config', configFile]),
         ...(options.flags ?? []),
       ],
       { MAILVERIFY_ROOT_PASSWORD: ROOT_PASSWORD },

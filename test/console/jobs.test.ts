@@ -1,8 +1,10 @@
-// The console's jobs in real headless Chromium against a real `mailverify serve` on the mail lab: a pasted list
-// submitted, followed to completion, its classification chart read through its table, its breakdown, its entries
-// filtered by status, both exports downloaded and read back, the job deleted; a CSV file imported by its second column
-// without its header row, its entries paged; a refused job's detail; the jobs list's live progress; the accessibility
-// of every page; sign-in, a new job and an export by keyboard only; and nothing refused by the CSP, no other origin, no page error.
+// The console's jobs in real headless Chromium against a real `mailverify serve` on the mail lab (with a custom
+// quality level and a custom classification name in its configuration): a pasted list submitted at the custom level,
+// followed to completion, its classification chart read through its table, its breakdown, its entries filtered by
+// status, both exports downloaded and read back, the job deleted; a CSV file imported by its second column without
+// its header row, its entries paged; a workbook imported from its second sheet; a refused job's detail; the jobs
+// list's live progress; the accessibility of every page (a phone's width too); sign-in, a new job and an export by
+// keyboard only; and nothing refused by the CSP, no other origin, no page error.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +28,12 @@ const PASTED = [
   'not an address',
 ];
 
+/** A custom quality level and a custom classification name, from the server's configuration. */
+const CONFIG = {
+  qualityLevels: [{ id: 'Patient', displayName: 'Patient (slow servers)', passes: 2, passDelay: 100 }],
+  classifications: { ServerIsCatchAll: 'Accepts all' },
+};
+
 interface Entry {
   readonly index: number;
   readonly inputData: string;
@@ -36,7 +44,7 @@ interface Entry {
 
 let lab: ConsoleLab;
 beforeAll(async () => {
-  if (chromium !== null) lab = await startConsoleLab(chromium);
+  if (chromium !== null) lab = await startConsoleLab(chromium, { config: CONFIG });
 }, 60_000);
 afterAll(async () => {
   await lab?.close();
@@ -99,7 +107,11 @@ describe('a pasted list', () => {
       await signIn(page, ROOT, ROOT_PASSWORD);
       await page.getByRole('link', { name: 'New job' }).click();
       await page.getByLabel('Addresses').fill(PASTED.join('\n'));
-      await page.getByLabel('Quality').selectOption('Standard');
+      const quality = page.getByLabel('Quality');
+      await quality.getByRole('option', { name: 'Patient (slow servers)' }).waitFor({ state: 'attached' });
+      expect(await quality.getByRole('option').allTextContents()).toEqual(['Standard', 'High', 'Extreme', 'Patient (slow servers)']);
+      expect(await quality.inputValue()).toBe('Standard');
+      await quality.selectOption('Patient');
       await page.getByLabel('Deduplication').selectOption('Safe');
       await page.getByLabel('Name').fill('Pasted list');
       await page.getByLabel('Priority').fill('200');
@@ -110,10 +122,12 @@ describe('a pasted list', () => {
 
       const entries = await entriesOf(id);
       expect(entries.map((entry) => entry.inputData)).toEqual(PASTED);
-      expect(await completedCounts(page, PASTED.length)).toEqual(countBy(entries, (entry) => entry.classification));
+      const counts = await completedCounts(page, PASTED.length);
+      expect(counts).toEqual(countBy(entries, (entry) => entry.classification));
+      expect(counts['Accepts all']).toBe(1);
       await page.getByRole('heading', { name: 'Pasted list' }).waitFor();
       const overview = (await lab.asRoot('GET', `/v2.7/email-validations/${id}/overview`)).body;
-      expect(overview).toMatchObject({ name: 'Pasted list', priority: 200, deduplication: 'Safe', quality: 'Standard' });
+      expect(overview).toMatchObject({ name: 'Pasted list', priority: 200, deduplication: 'Safe', quality: 'Patient' });
 
       // The breakdown: one row per status (and classification), with its count.
       const breakdown = await bodyRows(page, page.getByRole('table', { name: /^Breakdown/ }));
@@ -194,6 +208,37 @@ describe('a CSV file', () => {
       await previous.click();
       await expect.poll(inputs).toEqual(addresses.slice(0, 50));
       expect(await previous.isDisabled()).toBe(true);
+      expectClean(watched);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('an Excel workbook', () => {
+  it('is imported from its second sheet, second column, without its header row', { timeout: 60_000 }, async () => {
+    const workbook = new ExcelJS.Workbook();
+    workbook.addWorksheet('Notes').addRow(['not@console-shop.com', 'these are not the addresses']);
+    const sheet = workbook.addWorksheet('Addresses');
+    sheet.addRow(['Name', 'Email']);
+    sheet.addRow(['Ann', 'ann@console-shop.com']);
+    sheet.addRow(['Nobody', 'nobody@console-shop.com']);
+    const file = join(tmpdir(), `console-upload-${process.pid}.xlsx`);
+    await workbook.xlsx.writeFile(file);
+    const { page, watched, close } = await openConsole(lab, '#/new');
+    try {
+      await signIn(page, ROOT, ROOT_PASSWORD);
+      await page.getByLabel('File').setInputFiles(file);
+      await page.getByLabel('Sheet').fill('2');
+      await page.getByLabel('Column').fill('2');
+      await page.getByLabel('First row is a header').check();
+      await page.getByRole('button', { name: 'Verify' }).click();
+      const id = await jobIdOf(page);
+      await completedCounts(page, 2);
+      expect((await entriesOf(id)).map((entry) => [entry.inputData, entry.status])).toEqual([
+        ['ann@console-shop.com', 'Success'],
+        ['nobody@console-shop.com', 'MailboxDoesNotExist'],
+      ]);
       expectClean(watched);
     } finally {
       await close();

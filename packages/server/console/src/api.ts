@@ -13,6 +13,8 @@
  *   `api.put<T>(path, json)`, `api.patch<T>(path, operations, ifMatch?)`, `api.del(path, ifMatch?)`.
  * - `api.download(path, accept, query?)` → `{ blob, fileName }`: an export (the file name from Content-Disposition);
  *   `saveFile(blob, fileName)` hands it to the browser as a download.
+ * - A 429 to a GET is asked again after its Retry-After (up to 30 s, four tries in all): a request rate limit of
+ *   the server slows the console down rather than stopping it.
  * - Every non-2xx throws an `ApiError` with `status` and `problem` (the problem document: `detail`, `title`, `type`;
  *   built from the status line when the answer has none); its `message` is the detail. A network failure throws an
  *   `ApiError` with status 0. A 401 also calls `onUnauthorized` (the session ended: back to sign-in).
@@ -138,6 +140,31 @@ export function saveFile(blob: Blob, fileName: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
+const MAX_ATTEMPTS = 4;
+const MAX_RETRY_AFTER_MS = 30_000;
+
+/** A 429's Retry-After in milliseconds, when it is whole seconds the console is willing to wait. */
+function retryAfterMs(response: Response): number | null {
+  const seconds = Number(response.headers.get('retry-after') ?? 'none');
+  return Number.isInteger(seconds) && seconds >= 0 && seconds * 1000 <= MAX_RETRY_AFTER_MS ? seconds * 1000 : null;
+}
+
+/** Waits `ms`, or rejects as fetch does when `signal` aborts first. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const aborted = () => {
+      clearTimeout(timer);
+      reject(new DOMException('The request was aborted.', 'AbortError'));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', aborted);
+      resolve();
+    }, ms);
+    if (signal?.aborted === true) aborted();
+    else signal?.addEventListener('abort', aborted, { once: true });
+  });
+}
+
 export function createApi(options: ApiOptions): Api {
   const root = `${options.basePath}/${API_VERSION}`;
 
@@ -156,18 +183,25 @@ export function createApi(options: ApiOptions): Api {
       body = JSON.stringify(request.json);
     }
     let response: Response;
-    try {
-      response = await fetch(`${root}${path}${queryString(request.query)}`, {
-        method,
-        headers,
-        body,
-        credentials: 'omit',
-        cache: 'no-store',
-        ...(request.signal !== undefined && { signal: request.signal }),
-      });
-    } catch (error) {
-      if (error instanceof DOMException && error.name === 'AbortError') throw error;
-      throw new ApiError(0, { title: 'No answer', detail: 'The server could not be reached. Check the connection and try again.' });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        response = await fetch(`${root}${path}${queryString(request.query)}`, {
+          method,
+          headers,
+          body,
+          credentials: 'omit',
+          cache: 'no-store',
+          ...(request.signal !== undefined && { signal: request.signal }),
+        });
+      } catch (error) {
+        if (error instanceof DOMException && error.name === 'AbortError') throw error;
+        throw new ApiError(0, { title: 'No answer', detail: 'The server could not be reached. Check the connection and try again.' });
+      }
+      // A request rate limit: a read is asked again once the server says it may be (a write is left to the user).
+      const wait = retryAfterMs(response);
+      if (response.status !== 429 || method !== 'GET' || wait === null || attempt >= MAX_ATTEMPTS) break;
+      await response.body?.cancel();
+      await sleep(wait, request.signal);
     }
     if (response.ok) return response;
     const problem = await problemOf(response);

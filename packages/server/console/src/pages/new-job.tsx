@@ -209,7 +209,7 @@ function FileLayoutFields({ kind }: { kind: FileKind }) {
         {kind !== 'text' && (
           <div>
             <label for="column">Column</label>
-            <input id="column" name="column" type="number" min={1} step={1} value="1" inputMode="numeric" aria-describedby="column-hint" />
+            <input id="column" name="column" type="number" min={1} step={1} defaultValue="1" inputMode="numeric" aria-describedby="column-hint" />
             <p class="hint" id="column-hint">
               1 is the first column.
             </p>
@@ -218,7 +218,7 @@ function FileLayoutFields({ kind }: { kind: FileKind }) {
         {kind === 'spreadsheet' && (
           <div>
             <label for="sheet">Sheet</label>
-            <input id="sheet" name="sheet" type="number" min={1} step={1} value="1" inputMode="numeric" aria-describedby="sheet-hint" />
+            <input id="sheet" name="sheet" type="number" min={1} step={1} defaultValue="1" inputMode="numeric" aria-describedby="sheet-hint" />
             <p class="hint" id="sheet-hint">
               1 is the first worksheet.
             </p>
