@@ -1,9 +1,11 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { ClassificationsFigure } from '../components/classifications.js';
 import { Entries } from '../components/entries.js';
 import { formatDuration, formatTime, jobTitle } from '../components/format.js';
 import { ProblemMessage } from '../components/problem.js';
 import { isRefused, noteRefusal } from '../jobs/refusals.js';
+import type { JobOverview } from '../jobs/types.js';
 import { useCounts, useJob, type StatusCount } from '../jobs/use-job.js';
 import { navigate } from '../router.js';
 import { JobProgress } from './jobs.js';
@@ -41,40 +43,12 @@ export function JobPage({ api, route }: PageProps) {
       {job !== null && (
         <>
           <dl class="summary">
-            <div>
-              <dt>State</dt>
-              <dd>
-                <JobProgress job={job} />
-              </dd>
-            </div>
-            <div>
-              <dt>Entries</dt>
-              <dd>{job.noOfEntries}</dd>
-            </div>
-            <div>
-              <dt>Quality</dt>
-              <dd>{job.quality}</dd>
-            </div>
-            <div>
-              <dt>Deduplication</dt>
-              <dd>{job.deduplication}</dd>
-            </div>
-            <div>
-              <dt>Priority</dt>
-              <dd>{job.priority ?? 'normal'}</dd>
-            </div>
-            <div>
-              <dt>Retention</dt>
-              <dd>{formatDuration(job.retention)}</dd>
-            </div>
-            <div>
-              <dt>Created</dt>
-              <dd>{formatTime(job.createdOn)}</dd>
-            </div>
-            <div>
-              <dt>Completed</dt>
-              <dd>{formatTime(job.completedOn)}</dd>
-            </div>
+            {summaryOf(job).map(([term, value]) => (
+              <div key={term}>
+                <dt>{term}</dt>
+                <dd>{value}</dd>
+              </div>
+            ))}
           </dl>
           {job.status === 'InProgress' && <p class="hint">The results show here once every entry is verified.</p>}
           <ProblemMessage error={countError} />
@@ -97,6 +71,20 @@ export function JobPage({ api, route }: PageProps) {
       )}
     </section>
   );
+}
+
+/** What the summary of a job says, term by term. */
+function summaryOf(job: JobOverview): readonly (readonly [string, ComponentChildren])[] {
+  return [
+    ['State', <JobProgress job={job} />],
+    ['Entries', job.noOfEntries],
+    ['Quality', job.quality],
+    ['Deduplication', job.deduplication],
+    ['Priority', job.priority ?? 'normal'],
+    ['Retention', formatDuration(job.retention)],
+    ['Created', formatTime(job.createdOn)],
+    ['Completed', formatTime(job.completedOn)],
+  ];
 }
 
 /** The entries by status (and classification, which a Duplicate takes from what it duplicates). */

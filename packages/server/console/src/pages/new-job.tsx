@@ -200,30 +200,27 @@ export function NewJobPage(props: PageProps) {
   );
 }
 
+/** A place counted from 1, as people count (the field `name`, labelled `label`, explained by `hint`). */
+function OrdinalField({ name, label, hint }: { name: string; label: string; hint: string }) {
+  return (
+    <div>
+      <label for={name}>{label}</label>
+      <input id={name} name={name} type="number" min={1} step={1} defaultValue="1" inputMode="numeric" aria-describedby={`${name}-hint`} />
+      <p class="hint" id={`${name}-hint`}>
+        {hint}
+      </p>
+    </div>
+  );
+}
+
 /** Where the addresses are in the file: column, sheet, delimiter, and whether the first row is a header. */
 function FileLayoutFields({ kind }: { kind: FileKind }) {
   return (
     <fieldset>
       <legend>In the file</legend>
       <div class="row">
-        {kind !== 'text' && (
-          <div>
-            <label for="column">Column</label>
-            <input id="column" name="column" type="number" min={1} step={1} defaultValue="1" inputMode="numeric" aria-describedby="column-hint" />
-            <p class="hint" id="column-hint">
-              1 is the first column.
-            </p>
-          </div>
-        )}
-        {kind === 'spreadsheet' && (
-          <div>
-            <label for="sheet">Sheet</label>
-            <input id="sheet" name="sheet" type="number" min={1} step={1} defaultValue="1" inputMode="numeric" aria-describedby="sheet-hint" />
-            <p class="hint" id="sheet-hint">
-              1 is the first worksheet.
-            </p>
-          </div>
-        )}
+        {kind !== 'text' && <OrdinalField name="column" label="Column" hint="1 is the first column." />}
+        {kind === 'spreadsheet' && <OrdinalField name="sheet" label="Sheet" hint="1 is the first worksheet." />}
         {kind === 'delimited' && (
           <div>
             <label for="delimiter">Delimiter</label>
