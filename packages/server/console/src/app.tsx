@@ -6,7 +6,7 @@
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { basePathOf, createApi } from './api.js';
-import { useOffers, type Offers } from './offers.js';
+import { NOTHING_OFFERED, useOffers, type Offers } from './offers.js';
 import { CreditsPage } from './pages/credits.js';
 import { JobPage } from './pages/job.js';
 import { JobsPage } from './pages/jobs.js';
@@ -37,8 +37,10 @@ const LINKS: readonly Link[] = [
   { page: 'settings', label: 'Settings', offered: () => true },
 ];
 
-function Page(props: PageProps) {
+function Page({ probed, ...props }: PageProps & { probed: boolean }) {
   const [page, id] = props.route;
+  // Until the server has answered what the user may do, a page that depends on it waits rather than say "no".
+  if (!probed && (page === 'users' || page === 'credits')) return <p role="status">Loading…</p>;
   if (page === 'jobs' && id !== undefined) return <JobPage {...props} />;
   switch (page) {
     case 'jobs':
@@ -95,7 +97,8 @@ function Navigation({ route, offers, onSignOut }: { route: Route; offers: Offers
 
 function SignedIn({ token, route, onSignOut, onExpired }: { token: string; route: Route; onSignOut: () => void; onExpired: () => void }) {
   const api = useMemo(() => createApi({ basePath: BASE_PATH, token: () => token, onUnauthorized: onExpired }), [token]);
-  const offers = useOffers(api);
+  const probed = useOffers(api);
+  const offers = probed ?? NOTHING_OFFERED;
   const userId = useMemo(() => claimsOf(token).sub ?? '', [token]);
   const key = route.join('/');
   useEffect(() => {
@@ -103,12 +106,12 @@ function SignedIn({ token, route, onSignOut, onExpired }: { token: string; route
     document.getElementById('page-title')?.focus({ preventScroll: true });
     const link = LINKS.find((candidate) => candidate.page === route[0]);
     document.title = `${route[0] === 'jobs' && route.length > 1 ? 'Job' : (link?.label ?? 'mailverify')} · mailverify`;
-  }, [key]);
+  }, [key, probed !== null]);
   return (
     <>
       <Navigation route={route} offers={offers} onSignOut={onSignOut} />
       <main id="main" tabIndex={-1}>
-        <Page key={key} api={api} userId={userId} offers={offers} route={route} />
+        <Page key={key} api={api} userId={userId} offers={offers} route={route} probed={probed !== null} />
       </main>
     </>
   );

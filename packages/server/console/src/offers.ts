@@ -36,12 +36,14 @@ export async function probeOffers(api: Api, signal: AbortSignal): Promise<Offers
   return { users, credits, overrides };
 }
 
-/** The offers for a session, probed once per sign-in; nothing optional is offered until the answers are in. */
-export function useOffers(api: Api): Offers {
-  const [offers, setOffers] = useState<Offers>(NOTHING_OFFERED);
+/** The offers for a session, probed once per sign-in; null until the answers are in. */
+export function useOffers(api: Api): Offers | null {
+  const [offers, setOffers] = useState<Offers | null>(null);
   useEffect(() => {
     const controller = new AbortController();
-    probeOffers(api, controller.signal).then(setOffers, () => undefined);
+    probeOffers(api, controller.signal).then(setOffers, () => {
+      if (!controller.signal.aborted) setOffers(NOTHING_OFFERED);
+    });
     return () => controller.abort();
   }, [api]);
   return offers;
