@@ -1,7 +1,5 @@
 import { render } from 'preact';
-
-function App() {
-  return <main><h1>mailverify</h1></main>;
-}
+import { App } from './app.js';
+import './styles.css';
 
 render(<App />, document.getElementById('app')!);

@@ -1,0 +1,152 @@
+// What the console's browser tests share: a real `mailverify serve` on the mail lab (one per test file), headless
+// Chromium, a signed-in page, calls to the REST interface as root, and screenshots of the pages (always in a temp
+// folder; in docs/images/console-<name>.png when CONSOLE_SCREENSHOTS=1).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { accessibilityViolations, sharedBrowser, watchPage } from '../lab/browser.js';
+import { startMailLab, type MailLab, type MailLabScenario } from '../lab/mail-lab.js';
+import { startServe, type ServeProcess } from '../lab/serve-process.js';
+import { basic, callServer, type Answer, type Call } from '../server/http-client.js';
+
+export const ROOT = 'root';
+export const ROOT_PASSWORD = 'a console test root password';
+
+/**
+ * Domains of the lab: a strict exchanger that knows ann, bob and cleo; a catch-all one; a domain with no MX; and an
+ * exchanger that holds its answer for `held` 4.5 s, under Standard's 5 s command timeout (a job that stays in progress
+ * for a while).
+ */
+export const SCENARIO: MailLabScenario = {
+  servers: {
+    strict: { mailboxes: ['ann', 'bob', 'cleo'] },
+    open: { acceptAll: true },
+    slow: { engine: 'raw', mailboxes: ['held'], delayMs: { 'rcpt:held': 4500 } },
+  },
+  domains: { 'console-shop.com': ['strict'], 'console-open.com': ['open'], 'console-nomail.com': [], 'console-slow.com': ['slow'] },
+};
+
+export interface ConsoleLab {
+  readonly lab: MailLab;
+  readonly serve: ServeProcess;
+  readonly origin: string;
+  /** `<origin><basePath>/console/`. */
+  readonly consoleUrl: string;
+  /** `<basePath>` as the REST paths start (`''` or `/x`). */
+  readonly basePath: string;
+  browser(): Promise<Browser>;
+  /** A request to the REST interface as root (paths below the base path). */
+  asRoot(method: string, path: string, request?: Call): Promise<Answer>;
+  close(): Promise<void>;
+}
+
+/** `config`: the keys of a `--config` file (for those that have no flag: custom quality levels, classification names). */
+export async function startConsoleLab(
+  chromium: string | null,
+  options: { basePath?: string; flags?: readonly string[]; config?: Record<string, unknown> } = {},
+): Promise<ConsoleLab> {
+  const basePath = options.basePath ?? '';
+  const lab = await startMailLab(SCENARIO);
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailverify-console-'));
+  const configFile = join(dataDir, 'config.json');
+  if (options.config !== undefined) writeFileSync(configFile, JSON.stringify(options.config));
+  let serve: ServeProcess;
+  try {
+    serve = await startServe(
+      [
+        '--data-dir', dataDir, '--log-level', 'silent',
+        '--dns-server', lab.dnsAddress, '--smtp-port', String(lab.port), '--allow-private-addresses',
+        '--helo-name', 'probe.mailverify-lab.com', '--mail-from', 'bounce@mailverify-lab.com',
+        ...(basePath === '' ? [] : ['--base-path', basePath]),
+        ...(options.config === undefined ? [] : ['--config', configFile]),
+        ...(options.flags ?? []),
+      ],
+      { MAILVERIFY_ROOT_PASSWORD: ROOT_PASSWORD },
+    );
+  } catch (error) {
+    await lab.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  const browser = sharedBrowser(() => chromium);
+  const rootAuth = basic(ROOT, ROOT_PASSWORD);
+  return {
+    lab,
+    serve,
+    origin: serve.origin,
+    basePath,
+    consoleUrl: `${serve.origin}${basePath}/console/`,
+    browser: browser.get,
+    asRoot: (method, path, request) => callServer(serve.origin, rootAuth, method, `${basePath}${path}`, request),
+    close: async () => {
+      await browser.close();
+      await serve.stop();
+      await lab.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A new page (its own context: its own sessionStorage) watched for CSP refusals, other origins and page errors. */
+export async function openConsole(lab: ConsoleLab, hash = ''): Promise<{ page: Page; watched: ReturnType<typeof watchPage>; close: () => Promise<void> }> {
+  const context = await (await lab.browser()).newContext({ acceptDownloads: true, viewport: { width: 1200, height: 900 } });
+  const page = await context.newPage();
+  const watched = watchPage(page, lab.origin);
+  await page.goto(`${lab.consoleUrl}${hash}`);
+  return { page, watched, close: () => context.close() };
+}
+
+/** Signs in through the form (Username, Password, Sign in) and waits for the navigation. */
+export async function signIn(page: Page, username: string, password: string): Promise<void> {
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+/** The value of a JavaScript expression in the page (these files are type-checked without the DOM library). */
+export function inPage<T = unknown>(page: Page, expression: string): Promise<T> {
+  return page.evaluate(expression) as Promise<T>;
+}
+
+/** Whether `locator`'s element has the focus. */
+export function isFocused(locator: Locator): Promise<boolean> {
+  return locator.evaluate((element) => element === (element.ownerDocument as unknown as { activeElement: unknown }).activeElement);
+}
+
+/** Presses Tab until `locator`'s element has the focus (as a keyboard user moves through the page). */
+export async function tabTo(page: Page, locator: Locator, most = 60): Promise<void> {
+  for (let presses = 0; presses < most; presses++) {
+    if (await isFocused(locator)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`${String(locator)} never had the focus after ${most} presses of Tab`);
+}
+
+/** Nothing refused by the CSP, no request to another origin, no page error. */
+export function expectClean(watched: ReturnType<typeof watchPage>): void {
+  expect(watched.refused).toEqual([]);
+  expect(watched.otherOrigins).toEqual([]);
+  expect(watched.errors).toEqual([]);
+}
+
+export async function expectAccessible(page: Page): Promise<void> {
+  expect(await accessibilityViolations(page)).toEqual([]);
+}
+
+const SHOTS = mkdtempSync(join(tmpdir(), 'mailverify-console-shots-'));
+const DOCS_IMAGES = fileURLToPath(new URL('../../docs/images/', import.meta.url));
+
+/** A full-page screenshot `console-<name>.png`; its path in the temp folder. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  const path = join(SHOTS, `console-${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  if (process.env['CONSOLE_SCREENSHOTS'] === '1') {
+    mkdirSync(DOCS_IMAGES, { recursive: true });
+    await page.screenshot({ path: join(DOCS_IMAGES, `console-${name}.png`), fullPage: true });
+  }
+  return path;
+}
