@@ -45,10 +45,11 @@ function Page(props: PageProps) {
       return <JobsPage {...props} />;
     case 'new':
       return <NewJobPage {...props} />;
+    // Until the offers are known, a page that depends on them waits rather than says it is not available.
     case 'users':
-      return props.offers.users ? <UsersPage {...props} /> : <NotOffered />;
+      return props.offers.users ? <UsersPage {...props} /> : props.offers.probed === true ? <NotOffered /> : null;
     case 'credits':
-      return props.offers.credits ? <CreditsPage {...props} /> : <NotOffered />;
+      return props.offers.credits ? <CreditsPage {...props} /> : props.offers.probed === true ? <NotOffered /> : null;
     case 'settings':
       return <SettingsPage {...props} />;
     default:
@@ -74,7 +75,7 @@ function Navigation({ route, offers, onSignOut }: { route: Route; offers: Offers
         Skip to content
       </a>
       <span class="brand">mailverify</span>
-      <nav aria-label="Main">
+      <nav aria-label="Main" aria-busy={offers.probed !== true}>
         <ul>
           {LINKS.filter((link) => link.offered(offers)).map((link) => {
             const current = route[0] === link.page && (link.page !== 'jobs' || route.length === 1);
@@ -104,6 +105,10 @@ function SignedIn({ token, route, onSignOut, onExpired }: { token: string; route
     // A new page: its heading takes the focus, so that keyboard and screen-reader users start there.
     document.getElementById('page-title')?.focus({ preventScroll: true });
   }, [key]);
+  useEffect(() => {
+    // A page that waited for the offers: its heading takes the focus, unless the user has put it somewhere already.
+    if (document.activeElement === document.body) document.getElementById('page-title')?.focus({ preventScroll: true });
+  }, [offers.probed]);
   return (
     <>
       <Navigation route={route} offers={offers} onSignOut={onSignOut} />

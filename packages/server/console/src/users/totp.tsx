@@ -1,0 +1,86 @@
+import { useRef, useState } from 'preact/hooks';
+import type { Api } from '../api.js';
+import { ProblemMessage } from '../components/problem.js';
+
+/**
+ * The user's TOTP second factor: a new enrolment (its secret and otpauth URI shown as text, for the authenticator app;
+ * no QR code service is asked), its confirmation with a code, and its removal.
+ */
+export function TotpPanel({ api, path, mfaRequired, onChanged }: { api: Api; path: string; mfaRequired: boolean; onChanged: () => void }) {
+  const [pending, setPending] = useState<{ secret: string; uri: string } | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [status, setStatus] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const code = useRef<HTMLInputElement>(null);
+
+  const act = async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    setStatus(null);
+    try {
+      await work();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const enrol = () =>
+    act(async () => {
+      setPending(await api.post<{ secret: string; uri: string }>(`${path}/authentication/totp`, {}));
+      queueMicrotask(() => code.current?.focus());
+    });
+  const confirm = (event: Event) => {
+    event.preventDefault();
+    return act(async () => {
+      await api.post(`${path}/authentication/totp/confirmations`, { passCode: code.current?.value.trim() ?? '' });
+      setPending(null);
+      setStatus('The TOTP is enrolled: sign-in now asks for its code.');
+      onChanged();
+    });
+  };
+  const remove = () =>
+    act(async () => {
+      await api.del(`${path}/authentication/totp`);
+      setPending(null);
+      setStatus('The TOTP is removed.');
+      onChanged();
+    });
+
+  return (
+    <section class="panel" aria-labelledby="totp-title">
+      <h2 id="totp-title">Two-factor sign-in (TOTP)</h2>
+      <p>
+        {mfaRequired
+          ? 'A TOTP is enrolled and required at sign-in.'
+          : 'With a TOTP enrolled, signing in asks for the 6-digit code of an authenticator app. Setting up a new one replaces the old one once it is confirmed.'}
+      </p>
+      {pending !== null && (
+        <form onSubmit={confirm} aria-label="Confirm the TOTP">
+          <p class="hint">Add this to the authenticator app (paste the URI, or type the secret), then enter the code it shows.</p>
+          <label for="totp-secret">TOTP secret</label>
+          <input id="totp-secret" class="mono" value={pending.secret} readOnly spellcheck={false} />
+          <label for="totp-uri">otpauth URI</label>
+          <input id="totp-uri" class="mono" value={pending.uri} readOnly spellcheck={false} />
+          <label for="totp-code">Code from the app</label>
+          <input id="totp-code" ref={code} inputMode="numeric" autocomplete="one-time-code" maxLength={6} />
+          <div class="actions">
+            <button type="submit" disabled={busy}>
+              Confirm TOTP
+            </button>
+          </div>
+        </form>
+      )}
+      <ProblemMessage error={error} />
+      <div class="actions">
+        <button type="button" class="secondary" disabled={busy} onClick={enrol}>
+          Set up a TOTP
+        </button>
+        <button type="button" class="secondary" disabled={busy} onClick={remove}>
+          Remove the TOTP
+        </button>
+        <span role="status">{status}</span>
+      </div>
+    </section>
+  );
+}
