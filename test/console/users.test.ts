@@ -279,6 +279,8 @@ describe('the console users pages', () => {
       expect(await inPage(page, 'document.activeElement.textContent')).toBe('Create user');
       await page.keyboard.press('Enter');
       await usersTable(page).getByRole('link', { name: 'Kim Keyboard' }).waitFor();
+      // The focus is on the news of the creation, from where the keyboard goes on.
+      await page.locator('.created [role="status"]:focus').waitFor();
       const kim = await userNamed('Kim Keyboard');
       expect(kim.detail.authentication.password.username).toBe('kim');
       expect(kim.detail.authorization.rules).toEqual(['email-validations:*:my']);
@@ -321,6 +323,27 @@ describe('the console users pages', () => {
       await usersTable(page).waitFor();
       expect(await page.getByRole('button', { name: 'New user' }).count()).toBe(0);
       await expectAccessible(page);
+      expectClean(watched);
+    } finally {
+      await close();
+    }
+  });
+
+  it('offers a Standard user that may write users no Administrator type, and administrators read-only', async () => {
+    await createUser(lab, personBody('Standard', 'Will Writer', 'will', PASSWORD, ['email-validations:*:my', 'users:read', 'users:write']));
+    const { id: adminId } = await createUser(lab, personBody('Administrator', 'Adam Admin', 'adam', PASSWORD));
+    const { page, watched, close } = await openUsers('will', PASSWORD);
+    try {
+      await page.getByRole('button', { name: 'New user' }).click();
+      expect(await page.getByLabel('Type').locator('option').allTextContents()).toEqual(['Standard', 'BrowserApp']);
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      // The focus is back on the button that opened the form.
+      await page.locator('button:focus', { hasText: 'New user' }).waitFor();
+      await page.goto(`${lab.consoleUrl}#/users/${adminId}`);
+      await page.getByRole('heading', { name: 'Adam Admin', level: 1 }).waitFor();
+      await page.getByText("You may read this user's settings, not change them.").waitFor();
+      expect(await page.getByRole('button', { name: 'Delete user' }).count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Set up a TOTP' }).count()).toBe(0);
       expectClean(watched);
     } finally {
       await close();

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { ProblemMessage } from '../components/problem.js';
 import { may, type Caller } from './access.js';
@@ -20,6 +20,15 @@ export function UsersList({ api, caller }: { api: Api; caller: Caller }) {
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<Created | null>(null);
   const [reloads, setReloads] = useState(0);
+  // Where the focus goes when the form closes: back to "New user", or to what was created.
+  const [focus, setFocus] = useState<'new' | 'created' | null>(null);
+  const newButton = useRef<HTMLButtonElement>(null);
+  const createdText = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (focus === 'new') newButton.current?.focus();
+    if (focus === 'created') createdText.current?.focus();
+    setFocus(null);
+  }, [focus]);
 
   useEffect(() => {
     const controller = new AbortController();
@@ -51,8 +60,8 @@ export function UsersList({ api, caller }: { api: Api; caller: Caller }) {
     <section aria-labelledby="page-title">
       <h1 id="page-title" tabIndex={-1}>Users</h1>
       {created !== null && (
-        <div class="panel created" role="status">
-          <p>
+        <div class="panel created">
+          <p role="status" tabIndex={-1} ref={createdText}>
             Created <a href={`#/users/${created.user.id}`}>{created.user.displayName}</a> ({created.user.type}).
           </p>
           {created.key !== undefined && <KeyField value={created.key} />}
@@ -62,10 +71,14 @@ export function UsersList({ api, caller }: { api: Api; caller: Caller }) {
         <NewUserForm
           api={api}
           caller={caller}
-          onCancel={() => setCreating(false)}
+          onCancel={() => {
+            setCreating(false);
+            setFocus('new');
+          }}
           onCreated={(done) => {
             setCreating(false);
             setCreated(done);
+            setFocus('created');
             setRequest({ index: 0 });
             setReloads((count) => count + 1);
           }}
@@ -73,7 +86,7 @@ export function UsersList({ api, caller }: { api: Api; caller: Caller }) {
       ) : (
         mayCreate && (
           <div class="actions">
-            <button type="button" onClick={() => { setCreated(null); setCreating(true); }}>
+            <button type="button" ref={newButton} onClick={() => { setCreated(null); setCreating(true); }}>
               New user
             </button>
           </div>

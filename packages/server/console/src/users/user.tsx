@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type Api } from '../api.js';
-import { ProblemMessage } from '../components/problem.js';
+import { ProblemMessage, problemText } from '../components/problem.js';
 import { navigate } from '../router.js';
 import { may, isAdministrator, type Caller } from './access.js';
 import { DraftError, PROVIDERS, draftOf, patchOf, type Draft, type ProviderName } from './draft.js';
@@ -39,6 +39,9 @@ export function UserPage({ api, caller, id, own }: { api: Api; caller: Caller; i
   const reload = () => setReloads((count) => count + 1);
   const scope = own ? 'my' : 'account';
   const detail = loaded?.detail;
+  // Only administrators change or delete an administrator, and manage someone else's second factor.
+  const administers = caller.kind !== 'user' || isAdministrator(caller);
+  const mayTouch = administers || detail?.type !== 'Administrator';
 
   return (
     <section class="user-page" aria-labelledby="page-title">
@@ -49,10 +52,10 @@ export function UserPage({ api, caller, id, own }: { api: Api; caller: Caller; i
       <ProblemMessage error={error} />
       {notice !== null && (
         <p class="problem" role="alert">
-          {notice instanceof ApiError ? notice.message : String(notice)} The user is shown as it is now.
+          {problemText(notice)} The user is shown as it is now.
         </p>
       )}
-      {loaded !== null && detail !== undefined && (
+      {loaded !== null && detail !== undefined && caller.kind !== 'loading' && (
         <>
           <p class="lede">
             {detail.type} · {detail.isActive ? 'Active' : 'Inactive'} · <span class="mono">{id}</span>
@@ -62,8 +65,8 @@ export function UserPage({ api, caller, id, own }: { api: Api; caller: Caller; i
             api={api}
             path={path}
             loaded={loaded}
-            readOnly={!may(caller, 'users', 'write', scope)}
-            mayMakeAdministrators={caller.kind !== 'user' || isAdministrator(caller)}
+            readOnly={!mayTouch || !may(caller, 'users', 'write', scope)}
+            mayMakeAdministrators={administers}
             onSaved={() => {
               setNotice(null);
               reload();
@@ -73,8 +76,8 @@ export function UserPage({ api, caller, id, own }: { api: Api; caller: Caller; i
               reload();
             }}
           />
-          {detail.type !== 'BrowserApp' && <TotpPanel api={api} path={path} mfaRequired={detail.authentication.password.isMfaRequired} onChanged={reload} />}
-          {may(caller, 'users', 'delete', scope) && <DeleteUser api={api} path={path} etag={loaded.etag} name={detail.displayName} onConflict={(caught) => { setNotice(caught); reload(); }} />}
+          {detail.type !== 'BrowserApp' && (own || administers) && <TotpPanel api={api} path={path} mfaRequired={detail.authentication.password.isMfaRequired} onChanged={reload} />}
+          {mayTouch && may(caller, 'users', 'delete', scope) && <DeleteUser api={api} path={path} etag={loaded.etag} name={detail.displayName} onConflict={(caught) => { setNotice(caught); reload(); }} />}
         </>
       )}
     </section>
