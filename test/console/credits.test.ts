@@ -10,14 +10,12 @@ import {
   ROOT_PASSWORD,
   createUser,
   expectAccessible,
-  expectClean,
   inPage,
   offeredLinks,
-  openConsole,
   personBody,
   screenshot,
-  signIn,
   startConsoleLab,
+  withConsole,
   type ConsoleLab,
 } from './console-lab.js';
 
@@ -43,9 +41,7 @@ async function verify(addresses: readonly string[]): Promise<void> {
 
 describe('the console credits page', () => {
   it('shows root the balance and the daily usage, and adds credit packs', async () => {
-    const { page, watched, close } = await openConsole(lab, '#/credits');
-    try {
-      await signIn(page, ROOT, ROOT_PASSWORD);
+    await withConsole(lab, '#/credits', [ROOT, ROOT_PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Users', 'Credits', 'Settings']);
       const balance = page.getByRole('region', { name: 'Balance' });
       await balance.waitFor();
@@ -85,54 +81,36 @@ describe('the console credits page', () => {
       expect(painted).toBeGreaterThan(1000);
       await expectAccessible(page);
       await screenshot(page, 'credits');
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('shows a Standard user that may read the balance and usage both, without the credit pack form', async () => {
     await createUser(lab, personBody('Standard', 'Bea Bookkeeper', 'bea', PASSWORD, ['email-validations:*:my', 'credits']));
-    const { page, watched, close } = await openConsole(lab, '#/credits');
-    try {
-      await signIn(page, 'bea', PASSWORD);
+    await withConsole(lab, '#/credits', ['bea', PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Credits', 'Settings']);
       await page.getByRole('region', { name: 'Balance' }).waitFor();
       await page.getByRole('figure', { name: 'Daily usage' }).getByRole('table').waitFor();
       expect(await page.getByLabel('Credits to add').count()).toBe(0);
       await expectAccessible(page);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('tells a user that may read the balance only why there is no usage chart', async () => {
     await createUser(lab, personBody('Standard', 'Bo Balance', 'bo', PASSWORD, ['email-validations:*:my', 'credits:read-balance']));
-    const { page, watched, close } = await openConsole(lab, '#/credits');
-    try {
-      await signIn(page, 'bo', PASSWORD);
+    await withConsole(lab, '#/credits', ['bo', PASSWORD], async (page) => {
       await page.getByRole('region', { name: 'Balance' }).waitFor();
       const refused = await lab.asRoot('GET', '/v2.7/credits/daily-usage', { auth: `Basic ${Buffer.from(`bo:${PASSWORD}`).toString('base64')}` });
       expect(refused.status).toBe(403);
       await page.getByText(refused.body.detail).waitFor();
       expect(await page.getByRole('figure', { name: 'Daily usage' }).count()).toBe(0);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('does not offer Credits to a user without credits rules', async () => {
     await createUser(lab, personBody('Standard', 'Cy Nocredit', 'cy', PASSWORD, ['email-validations:*:my']));
-    const { page, watched, close } = await openConsole(lab, '#/credits');
-    try {
-      await signIn(page, 'cy', PASSWORD);
+    await withConsole(lab, '#/credits', ['cy', PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Settings']);
       await page.getByRole('heading', { name: 'Not available' }).waitFor();
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 });

@@ -14,13 +14,11 @@ import {
   ROOT_PASSWORD,
   createUser,
   expectAccessible,
-  expectClean,
   offeredLinks,
-  openConsole,
   personBody,
   screenshot,
-  signIn,
   startConsoleLab,
+  withConsole,
   type ConsoleLab,
 } from './console-lab.js';
 
@@ -51,9 +49,7 @@ async function qualityRows(page: Page): Promise<string[]> {
 
 describe('the console settings page', () => {
   it('lets root edit the override rules, saved with PUT, and lists the quality levels', async () => {
-    const { page, watched, close } = await openConsole(lab, '#/settings');
-    try {
-      await signIn(page, ROOT, ROOT_PASSWORD);
+    await withConsole(lab, '#/settings', [ROOT, ROOT_PASSWORD], async (page) => {
       await rulesTable(page).getByText('No rules: every address is checked.').waitFor();
       expect(await qualityRows(page)).toEqual([
         'Standard\tStandard\tBuilt in\t1\tDefault',
@@ -98,17 +94,12 @@ describe('the console settings page', () => {
       await page.getByRole('button', { name: 'Remove rule 3' }).click();
       expect(await page.getByRole('alert').count()).toBe(0);
       await screenshot(page, 'settings');
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('lets an administrator read and replace the override rules', async () => {
     await createUser(lab, personBody('Administrator', 'Ada Admin', 'ada', PASSWORD));
-    const { page, watched, close } = await openConsole(lab, '#/settings');
-    try {
-      await signIn(page, 'ada', PASSWORD);
+    await withConsole(lab, '#/settings', ['ada', PASSWORD], async (page) => {
       const pattern = page.getByLabel('Pattern of rule 1');
       await pattern.waitFor();
       expect(await pattern.inputValue()).toBe('ann@console-shop.com');
@@ -116,25 +107,17 @@ describe('the console settings page', () => {
       await page.getByRole('button', { name: 'Save rules' }).click();
       await page.getByText('Saved 1 rule:').waitFor();
       expect((await lab.asRoot('GET', '/v2.7/settings/overrides')).body).toEqual([{ match: '*@console-open.com', classification: 'Risky' }]);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('shows a Standard user the quality levels only', async () => {
     await createUser(lab, personBody('Standard', 'Sam Standard', 'sam', PASSWORD, ['email-validations:*:my']));
-    const { page, watched, close } = await openConsole(lab, '#/settings');
-    try {
-      await signIn(page, 'sam', PASSWORD);
+    await withConsole(lab, '#/settings', ['sam', PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Settings']);
       expect(await qualityRows(page)).toHaveLength(4);
       expect(await page.getByRole('heading', { name: 'Override rules' }).count()).toBe(0);
       expect(await rulesTable(page).count()).toBe(0);
       await expectAccessible(page);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 });

@@ -13,14 +13,12 @@ import {
   ROOT_PASSWORD,
   createUser,
   expectAccessible,
-  expectClean,
   inPage,
   offeredLinks,
-  openConsole,
   personBody,
   screenshot,
-  signIn,
   startConsoleLab,
+  withConsole,
   type ConsoleLab,
 } from './console-lab.js';
 
@@ -50,18 +48,11 @@ async function userNamed(displayName: string) {
   return { id: user!.id, detail: detail.body };
 }
 
-async function openUsers(username = ROOT, password = ROOT_PASSWORD, hash = '#/users') {
-  const opened = await openConsole(lab, hash);
-  await signIn(opened.page, username, password);
-  return opened;
-}
-
 const usersTable = (page: Page) => page.getByRole('table', { name: 'Users' });
 
 describe('the console users pages', () => {
   it('lets root create a Standard user with narrow rules and a BrowserApp, whose key it shows', async () => {
-    const { page, watched, close } = await openUsers();
-    try {
+    await withConsole(lab, '#/users', [ROOT, ROOT_PASSWORD], async (page) => {
       await usersTable(page).waitFor();
       await expectAccessible(page);
 
@@ -117,16 +108,12 @@ describe('the console users pages', () => {
       await page.getByRole('status').getByText('Saved.').waitFor();
       const saved = await lab.asRoot('GET', `/v2.7/users/${shop.id}`);
       expect(saved.body.trustedOrigin).toEqual({ isEnabled: true, expressions: ['https://shop.example.com', 'https://*.shop.example.com'] });
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('edits a user: its rules, limits and firewall, then deactivates it; a change made meanwhile is shown, not overwritten', async () => {
     const { id } = await createUser(lab, personBody('Standard', 'Edna Editable', 'edna', PASSWORD, ['email-validations:*:my']));
-    const { page, watched, close } = await openUsers(ROOT, ROOT_PASSWORD, `#/users/${id}`);
-    try {
+    await withConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
       await page.getByRole('heading', { name: 'Edna Editable', level: 1 }).waitFor();
       await expectAccessible(page);
       await page.getByLabel('Rules').fill('email-validations:*:my\ncredits:read-balance');
@@ -179,20 +166,16 @@ describe('the console users pages', () => {
       await page.getByRole('button', { name: 'Save changes' }).click();
       await page.getByText('Standard · Inactive').waitFor();
       expect((await lab.asRoot('GET', `/v2.7/users/${id}`)).body.isActive).toBe(false);
-      const signIn = await lab.asRoot('POST', '/v2.7/auth/tokens', { auth: null, json: { username: 'edna', password: PASSWORD } });
-      expect(signIn.status).toBe(401);
+      const inactive = await lab.asRoot('POST', '/v2.7/auth/tokens', { auth: null, json: { username: 'edna', password: PASSWORD } });
+      expect(inactive.status).toBe(401);
       await expectAccessible(page);
       await screenshot(page, 'user');
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('enrols a TOTP with its secret shown as text, confirms it with a code, and removes it', async () => {
     const { id } = await createUser(lab, personBody('Standard', 'Theo Totp', 'theo', PASSWORD));
-    const { page, watched, close } = await openUsers(ROOT, ROOT_PASSWORD, `#/users/${id}`);
-    try {
+    await withConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
       await page.getByRole('heading', { name: 'Theo Totp', level: 1 }).waitFor();
       await page.getByRole('button', { name: 'Set up a TOTP' }).click();
       const uri = await page.getByLabel('otpauth URI').inputValue();
@@ -220,16 +203,12 @@ describe('the console users pages', () => {
       expect((await lab.asRoot('GET', `/v2.7/users/${id}`)).body.authentication.password.isMfaRequired).toBe(false);
       // The form shows the user read again.
       await page.locator('#user-mfa:not(:checked)').waitFor();
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('deletes a user once the deletion is confirmed', async () => {
     const { id } = await createUser(lab, personBody('Standard', 'Dora Deletable', 'dora', PASSWORD));
-    const { page, watched, close } = await openUsers(ROOT, ROOT_PASSWORD, `#/users/${id}`);
-    try {
+    await withConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
       await page.getByRole('heading', { name: 'Dora Deletable', level: 1 }).waitFor();
       await page.getByRole('button', { name: 'Delete user' }).click();
       const dialog = page.getByRole('dialog', { name: 'Delete Dora Deletable?' });
@@ -249,15 +228,11 @@ describe('the console users pages', () => {
       const row = usersTable(page).locator('tr', { hasText: 'Dora Deletable' });
       await row.waitFor();
       expect(await row.textContent()).toContain('Deleted');
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('creates a user with the keyboard alone', async () => {
-    const { page, watched, close } = await openUsers();
-    try {
+    await withConsole(lab, '#/users', [ROOT, ROOT_PASSWORD], async (page) => {
       await page.getByRole('button', { name: 'New user' }).waitFor();
       // The page's heading has the focus; the next stop is "New user".
       await page.locator('#page-title:focus').waitFor();
@@ -286,30 +261,22 @@ describe('the console users pages', () => {
       expect(kim.detail.authorization.rules).toEqual(['email-validations:*:my']);
       const token = await lab.asRoot('POST', '/v2.7/auth/tokens', { auth: null, json: { username: 'kim', password: PASSWORD } });
       expect(token.status).toBe(200);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('offers a Standard user with narrow rules neither Users nor Credits', async () => {
     await createUser(lab, personBody('Standard', 'Nina Narrow', 'nina', PASSWORD, ['email-validations:*:my']));
-    const { page, watched, close } = await openUsers('nina', PASSWORD, '#/jobs');
-    try {
+    await withConsole(lab, '#/jobs', ['nina', PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Settings']);
       await page.goto(`${lab.consoleUrl}#/users`);
       await page.getByRole('heading', { name: 'Not available' }).waitFor();
       expect(await usersTable(page).count()).toBe(0);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('shows a user who may only read users the list and read-only pages, without "New user" or deletion', async () => {
     await createUser(lab, personBody('Standard', 'Rita Reader', 'rita', PASSWORD, ['email-validations:*:my', 'users:read']));
-    const { page, watched, close } = await openUsers('rita', PASSWORD, '#/jobs');
-    try {
+    await withConsole(lab, '#/jobs', ['rita', PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Users', 'Settings']);
       await page.getByRole('link', { name: 'Users' }).click();
       await usersTable(page).getByRole('link', { name: 'Rita Reader' }).waitFor();
@@ -323,17 +290,13 @@ describe('the console users pages', () => {
       await usersTable(page).waitFor();
       expect(await page.getByRole('button', { name: 'New user' }).count()).toBe(0);
       await expectAccessible(page);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('offers a Standard user that may write users no Administrator type, and administrators read-only', async () => {
     await createUser(lab, personBody('Standard', 'Will Writer', 'will', PASSWORD, ['email-validations:*:my', 'users:read', 'users:write']));
     const { id: adminId } = await createUser(lab, personBody('Administrator', 'Adam Admin', 'adam', PASSWORD));
-    const { page, watched, close } = await openUsers('will', PASSWORD);
-    try {
+    await withConsole(lab, '#/users', ['will', PASSWORD], async (page) => {
       await page.getByRole('button', { name: 'New user' }).click();
       expect(await page.getByLabel('Type').locator('option').allTextContents()).toEqual(['Standard', 'BrowserApp']);
       await page.getByRole('button', { name: 'Cancel' }).click();
@@ -344,16 +307,12 @@ describe('the console users pages', () => {
       await page.getByText("You may read this user's settings, not change them.").waitFor();
       expect(await page.getByRole('button', { name: 'Delete user' }).count()).toBe(0);
       expect(await page.getByRole('button', { name: 'Set up a TOTP' }).count()).toBe(0);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('offers an administrator Users (and no Credits, which are off), and lets it create users', async () => {
     await createUser(lab, personBody('Administrator', 'Ada Admin', 'ada', PASSWORD));
-    const { page, watched, close } = await openUsers('ada', PASSWORD, '#/jobs');
-    try {
+    await withConsole(lab, '#/jobs', ['ada', PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Users', 'Settings']);
       await page.getByRole('link', { name: 'Users' }).click();
       await page.getByRole('button', { name: 'New user' }).click();
@@ -368,9 +327,6 @@ describe('the console users pages', () => {
       const taken = await lab.asRoot('POST', '/v2.7/users', { json: personBody('Standard', 'Ada’s helper', 'clara', PASSWORD) });
       expect(taken.status).toBe(400);
       expect(await alert.textContent()).toBe(taken.body.detail);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 });

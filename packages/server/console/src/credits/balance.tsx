@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { ProblemMessage } from '../components/problem.js';
+import { useAction } from '../users/hooks.js';
 import { credits } from './usage.js';
 
 /** `GET /credits/balance`: credit packs never expire; free credits are null without free daily credits. */
@@ -52,25 +53,19 @@ export function BalanceRegion({ balance }: { balance: Balance }) {
 /** Root and administrators add credit packs (`POST /credits/packs`), which never expire. */
 export function AddCredits({ api, onAdded }: { api: Api; onAdded: (balance: Balance) => void }) {
   const [amount, setAmount] = useState('');
-  const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: Event) => {
+  const { busy, error, run } = useAction();
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
     setStatus(null);
-    try {
+    return run(async () => {
       const given = Number(amount.trim());
+      // Not a number: sent as written, for the server to say what it wants.
       const balance = await api.post<Balance>('/credits/packs', { credits: amount.trim() === '' || !Number.isFinite(given) ? amount : given });
       setStatus(`Added ${credits(given)} credits.`);
       setAmount('');
       onAdded(balance);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form class="panel" onSubmit={submit} aria-labelledby="add-credits-title" noValidate>

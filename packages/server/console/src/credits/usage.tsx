@@ -1,6 +1,7 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { problemText } from '../components/problem.js';
+import { useAnswer } from '../users/hooks.js';
 import type { Paged } from '../users/types.js';
 import type { UsageDay } from './bar-chart.js';
 
@@ -41,23 +42,8 @@ async function dailyUsage(api: Api, since: string, signal: AbortSignal): Promise
  * numbers as a table (the chart's alternative for screen readers and keyboard users).
  */
 export function DailyUsage({ api }: { api: Api }) {
-  const [days, setDays] = useState<UsageDay[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { value: days, error } = useAnswer((signal) => dailyUsage(api, daysAgo(DAYS - 1), signal), [api]);
   const canvas = useRef<HTMLCanvasElement>(null);
-
-  useEffect(() => {
-    const controller = new AbortController();
-    dailyUsage(api, daysAgo(DAYS - 1), controller.signal).then(
-      (answer) => {
-        setDays(answer);
-        setError(null);
-      },
-      (caught: unknown) => {
-        if (!controller.signal.aborted) setError(caught);
-      },
-    );
-    return () => controller.abort();
-  }, [api]);
 
   useEffect(() => {
     if (days === null || days.length === 0 || canvas.current === null) return;

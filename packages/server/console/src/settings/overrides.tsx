@@ -1,6 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { ProblemMessage } from '../components/problem.js';
+import { useAction, useAnswer } from '../users/hooks.js';
 
 export interface OverrideRule {
   readonly match: string;
@@ -14,18 +15,9 @@ const STANDARD_CLASSIFICATIONS = ['Deliverable', 'Risky', 'Undeliverable', 'Unkn
  * address's classification. Edited row by row and saved as a whole.
  */
 export function OverrideRules({ api }: { api: Api }) {
-  const [rules, setRules] = useState<OverrideRule[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { value: rules, error: loadError, set: setRules } = useAnswer((signal) => api.get<OverrideRule[]>('/settings/overrides', undefined, signal), [api]);
   const [status, setStatus] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  useEffect(() => {
-    const controller = new AbortController();
-    api.get<OverrideRule[]>('/settings/overrides', undefined, controller.signal).then(setRules, (caught: unknown) => {
-      if (!controller.signal.aborted) setError(caught);
-    });
-    return () => controller.abort();
-  }, [api]);
+  const { busy, error, setError, run } = useAction();
 
   const change = (next: OverrideRule[]) => {
     setStatus(null);
@@ -39,22 +31,16 @@ export function OverrideRules({ api }: { api: Api }) {
     change(next);
   };
 
-  const save = async (event: Event) => {
+  const save = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
     setStatus(null);
-    try {
+    return run(async () => {
       // Rows left blank are not rules.
       const given = rules!.filter((rule) => rule.match.trim() !== '' || rule.classification.trim() !== '');
       const saved = await api.put<OverrideRule[]>('/settings/overrides', given.map((rule) => ({ match: rule.match.trim(), classification: rule.classification.trim() })));
       setRules(saved);
       setStatus(`Saved ${saved.length === 1 ? '1 rule' : `${saved.length} rules`}: they apply to jobs submitted from now on.`);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -65,7 +51,7 @@ export function OverrideRules({ api }: { api: Api }) {
         characters, <code>?</code> one. The first matching rule decides.
       </p>
       {rules === null ? (
-        <ProblemMessage error={error} />
+        <ProblemMessage error={loadError} />
       ) : (
         <form onSubmit={save} class="wide" aria-labelledby="overrides-title" noValidate>
           <datalist id="classifications">

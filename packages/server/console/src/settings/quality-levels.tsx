@@ -1,7 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { ProblemMessage } from '../components/problem.js';
 import { credits } from '../credits/usage.js';
+import { useAnswer } from '../users/hooks.js';
 
 export interface QualityLevel {
   readonly id: string;
@@ -14,18 +14,10 @@ export interface QualityLevel {
 
 /** The quality levels a job may name (`GET /email-validations/quality-levels`, readable by every user). */
 export function QualityLevels({ api }: { api: Api }) {
-  const [levels, setLevels] = useState<readonly QualityLevel[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  useEffect(() => {
-    const controller = new AbortController();
-    api.get<{ data: QualityLevel[] }>('/email-validations/quality-levels', undefined, controller.signal).then(
-      (answer) => setLevels(answer.data),
-      (caught: unknown) => {
-        if (!controller.signal.aborted) setError(caught);
-      },
-    );
-    return () => controller.abort();
-  }, [api]);
+  const { value: levels, error } = useAnswer(
+    async (signal) => (await api.get<{ data: QualityLevel[] }>('/email-validations/quality-levels', undefined, signal)).data,
+    [api],
+  );
   return (
     <section aria-labelledby="quality-title">
       <h2 id="quality-title">Quality levels</h2>

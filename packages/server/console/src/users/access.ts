@@ -4,8 +4,8 @@
  * administrator: they read everything). The rules are read as the server reads them, to leave out buttons it would
  * refuse; the server still decides every request.
  */
-import { useEffect, useState } from 'preact/hooks';
 import { ApiError, type Api } from '../api.js';
+import { useAnswer } from './hooks.js';
 import type { UserDetail } from './types.js';
 
 export type Caller =
@@ -16,19 +16,15 @@ export type Caller =
   | { readonly kind: 'unknown' };
 
 export function useCaller(api: Api, userId: string): Caller {
-  const [caller, setCaller] = useState<Caller>({ kind: 'loading' });
-  useEffect(() => {
-    const controller = new AbortController();
-    api.get<UserDetail>(`/users/${encodeURIComponent(userId)}`, undefined, controller.signal).then(
-      (detail) => setCaller({ kind: 'user', detail }),
-      (error: unknown) => {
-        if (controller.signal.aborted) return;
-        setCaller(error instanceof ApiError && error.status === 404 ? { kind: 'root' } : { kind: 'unknown' });
-      },
-    );
-    return () => controller.abort();
-  }, [api, userId]);
-  return caller;
+  const answer = useAnswer<Caller>(
+    (signal) =>
+      api.get<UserDetail>(`/users/${encodeURIComponent(userId)}`, undefined, signal).then(
+        (detail): Caller => ({ kind: 'user', detail }),
+        (error: unknown): Caller => (error instanceof ApiError && error.status === 404 ? { kind: 'root' } : { kind: 'unknown' }),
+      ),
+    [api, userId],
+  );
+  return answer.value ?? { kind: 'loading' };
 }
 
 /** Root or an administrator (false while not known). */

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { ProblemMessage } from '../components/problem.js';
 import { may, type Caller } from './access.js';
+import { useAnswer } from './hooks.js';
 import { KeyField } from './key-field.js';
 import { NewUserForm, type Created } from './new-user.js';
 import type { Paged, UserOverview } from './types.js';
@@ -15,8 +16,6 @@ type PageRequest = { readonly index: number } & ({ readonly cursor?: undefined }
 export function UsersList({ api, caller }: { api: Api; caller: Caller }) {
   const [includeDeleted, setIncludeDeleted] = useState(false);
   const [request, setRequest] = useState<PageRequest>({ index: 0 });
-  const [page, setPage] = useState<{ data: readonly UserOverview[]; cursor?: string; hasNext: boolean } | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<Created | null>(null);
   const [reloads, setReloads] = useState(0);
@@ -30,25 +29,20 @@ export function UsersList({ api, caller }: { api: Api; caller: Caller }) {
     setFocus(null);
   }, [focus]);
 
-  useEffect(() => {
-    const controller = new AbortController();
-    const query: Record<string, string | number | undefined> =
-      request.cursor === undefined
-        ? { limit: PAGE_SIZE, includeDeleted: includeDeleted ? 'true' : undefined }
-        : { [request.direction === 'next' ? 'cursor' : 'cursor:prev']: request.cursor };
-    api.get<Paged<UserOverview>>('/users', query, controller.signal).then(
-      (answer) => {
-        // Going back, the page left is after this one; going forward (or first), the answer says.
-        const hasNext = request.cursor !== undefined && request.direction === 'prev' ? true : answer.meta.isTruncated;
-        setPage({ data: answer.data, ...(answer.meta.cursor !== undefined && { cursor: answer.meta.cursor }), hasNext });
-        setError(null);
-      },
-      (caught: unknown) => {
-        if (!controller.signal.aborted) setError(caught);
-      },
-    );
-    return () => controller.abort();
-  }, [api, request, includeDeleted, reloads]);
+  const answer = useAnswer(
+    async (signal) => {
+      const query: Record<string, string | number | undefined> =
+        request.cursor === undefined
+          ? { limit: PAGE_SIZE, includeDeleted: includeDeleted ? 'true' : undefined }
+          : { [request.direction === 'next' ? 'cursor' : 'cursor:prev']: request.cursor };
+      const { meta, data } = await api.get<Paged<UserOverview>>('/users', query, signal);
+      // Going back, the page left is after this one; going forward (or first), the answer says.
+      const hasNext = request.cursor !== undefined && request.direction === 'prev' ? true : meta.isTruncated;
+      return { data, hasNext, ...(meta.cursor !== undefined && { cursor: meta.cursor }) };
+    },
+    [api, request, includeDeleted, reloads],
+  );
+  const page = answer.value;
 
   const mayCreate = may(caller, 'users', 'write', 'account');
   const turn = (direction: 'next' | 'prev') => {
@@ -105,7 +99,7 @@ export function UsersList({ api, caller }: { api: Api; caller: Caller }) {
           Show deleted users
         </label>
       </div>
-      <ProblemMessage error={error} />
+      <ProblemMessage error={answer.error} />
       {page !== null && (
         <>
           <div class="table-wrap">

@@ -2,6 +2,7 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { ProblemMessage } from '../components/problem.js';
 import { isAdministrator, type Caller } from './access.js';
+import { useAction } from './hooks.js';
 import { USER_TYPES, linesOf, type UserDetail, type UserOverview, type UserType } from './types.js';
 
 /** The rules a Standard user gets when none are given: everything on its own jobs. */
@@ -24,8 +25,7 @@ interface NewUserProps {
 export function NewUserForm({ api, caller, onCreated, onCancel }: NewUserProps) {
   const [type, setType] = useState<UserType>('Standard');
   const [rules, setRules] = useState(DEFAULT_RULES);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const first = useRef<HTMLInputElement>(null);
   useLayoutEffect(() => first.current?.focus(), []);
   // Only administrators (and root) make administrators: a user the console knows is none is not offered the type.
@@ -38,18 +38,12 @@ export function NewUserForm({ api, caller, onCreated, onCancel }: NewUserProps) 
     const body: Record<string, unknown> = { type, displayName: text('displayName').trim() };
     if (type !== 'BrowserApp') body['authentication'] = { password: { username: text('username'), password: text('password') } };
     if (type === 'Standard') body['authorization'] = { rules: linesOf(rules) };
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       const user = await api.post<UserOverview>('/users', body);
       // The key is the BrowserApp's username, made by the server: its detail shows it.
       const key = type === 'BrowserApp' ? (await api.get<UserDetail>(`/users/${user.id}`)).authentication.password.username : undefined;
       onCreated({ user, ...(key !== undefined && { key }) });
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

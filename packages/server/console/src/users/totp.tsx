@@ -1,6 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import type { Api } from '../api.js';
 import { ProblemMessage } from '../components/problem.js';
+import { useAction } from './hooks.js';
 
 /**
  * The user's TOTP second factor: a new enrolment (its secret and otpauth URI shown as text, for the authenticator app;
@@ -8,22 +9,13 @@ import { ProblemMessage } from '../components/problem.js';
  */
 export function TotpPanel({ api, path, mfaRequired, onChanged }: { api: Api; path: string; mfaRequired: boolean; onChanged: () => void }) {
   const [pending, setPending] = useState<{ secret: string; uri: string } | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const code = useRef<HTMLInputElement>(null);
 
-  const act = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
+  const act = (work: () => Promise<void>) => {
     setStatus(null);
-    try {
-      await work();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    return run(work);
   };
   const enrol = () =>
     act(async () => {

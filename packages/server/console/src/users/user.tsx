@@ -3,6 +3,7 @@ import { ApiError, type Api } from '../api.js';
 import { ProblemMessage, problemText } from '../components/problem.js';
 import { navigate } from '../router.js';
 import { may, isAdministrator, type Caller } from './access.js';
+import { useAction, useAnswer } from './hooks.js';
 import { DraftError, PROVIDERS, draftOf, patchOf, type Draft, type ProviderName } from './draft.js';
 import { KeyField } from './key-field.js';
 import { RulesHint } from './new-user.js';
@@ -16,25 +17,14 @@ interface Loaded {
 
 /** One user (`#/users/<id>`): every setting it has, saved as one JSON Patch with If-Match; its TOTP; its deletion. */
 export function UserPage({ api, caller, id, own }: { api: Api; caller: Caller; id: string; own: boolean }) {
-  const [loaded, setLoaded] = useState<Loaded | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<unknown>(null);
   const [reloads, setReloads] = useState(0);
   const path = `/users/${encodeURIComponent(id)}`;
-
-  useEffect(() => {
-    const controller = new AbortController();
-    api.request<UserDetail>('GET', path, { signal: controller.signal }).then(
-      (answer) => {
-        setLoaded({ detail: answer.body, etag: answer.etag ?? '' });
-        setError(null);
-      },
-      (caught: unknown) => {
-        if (!controller.signal.aborted) setError(caught);
-      },
-    );
-    return () => controller.abort();
+  const answer = useAnswer<Loaded>(async (signal) => {
+    const { body, etag } = await api.request<UserDetail>('GET', path, { signal });
+    return { detail: body, etag: etag ?? '' };
   }, [api, path, reloads]);
+  const loaded = answer.value;
 
   const reload = () => setReloads((count) => count + 1);
   const scope = own ? 'my' : 'account';
@@ -49,7 +39,7 @@ export function UserPage({ api, caller, id, own }: { api: Api; caller: Caller; i
         <a href="#/users">Users</a>
       </p>
       <h1 id="page-title" tabIndex={-1}>{detail?.displayName ?? 'User'}</h1>
-      <ProblemMessage error={error} />
+      <ProblemMessage error={answer.error} />
       {notice !== null && (
         <p class="problem" role="alert">
           {problemText(notice)} The user is shown as it is now.
@@ -97,9 +87,8 @@ interface UserFormProps {
 function UserForm({ api, path, loaded, readOnly, mayMakeAdministrators, onSaved, onConflict }: UserFormProps) {
   const read = loaded.detail;
   const [draft, setDraft] = useState<Draft>(() => draftOf(read));
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, setError, run } = useAction();
   const [saved, setSaved] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   // The user as read again (after a save, a TOTP change or a conflict) is what the form shows.
   useEffect(() => setDraft(draftOf(read)), [read]);
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => {
@@ -123,17 +112,16 @@ function UserForm({ api, path, loaded, readOnly, mayMakeAdministrators, onSaved,
       throw caught;
     }
     if (operations.length === 0) return setSaved('Nothing changed.');
-    setBusy(true);
-    try {
-      await api.request<UserOverview>('PATCH', path, { patch: operations, ifMatch: loaded.etag });
+    await run(async () => {
+      try {
+        await api.request<UserOverview>('PATCH', path, { patch: operations, ifMatch: loaded.etag });
+      } catch (caught) {
+        if (!(caught instanceof ApiError && caught.status === 412)) throw caught;
+        return onConflict(caught);
+      }
       setSaved('Saved.');
       onSaved();
-    } catch (caught) {
-      if (caught instanceof ApiError && caught.status === 412) onConflict(caught);
-      else setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -316,23 +304,19 @@ function UserForm({ api, path, loaded, readOnly, mayMakeAdministrators, onSaved,
 /** Deletion, after a confirmation in a modal dialog. */
 function DeleteUser({ api, path, etag, name, onConflict }: { api: Api; path: string; etag: string; name: string; onConflict: (error: unknown) => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const remove = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await api.del(path, etag);
-      dialog.current?.close();
+  const { busy, error, run } = useAction();
+  const remove = () =>
+    run(async () => {
+      try {
+        await api.del(path, etag);
+      } catch (caught) {
+        if (!(caught instanceof ApiError && caught.status === 412)) throw caught;
+        return onConflict(caught);
+      } finally {
+        dialog.current?.close();
+      }
       navigate('#/users');
-    } catch (caught) {
-      dialog.current?.close();
-      if (caught instanceof ApiError && caught.status === 412) onConflict(caught);
-      else setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <section class="danger-zone" aria-labelledby="delete-title">
       <h2 id="delete-title">Deletion</h2>
