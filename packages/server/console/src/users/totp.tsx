@@ -7,7 +7,7 @@ import { useAction } from './hooks.js';
  * The user's TOTP second factor: a new enrolment (its secret and otpauth URI shown as text, for the authenticator app;
  * no QR code service is asked), its confirmation with a code, and its removal.
  */
-export function TotpPanel({ api, path, mfaRequired, onChanged }: { api: Api; path: string; mfaRequired: boolean; onChanged: () => void }) {
+export function TotpPanel({ api, path, mfaRequired, onChanged, title = 'Two-factor sign-in (TOTP)' }: { api: Api; path: string; mfaRequired: boolean; onChanged: () => void; title?: string }) {
   const [pending, setPending] = useState<{ secret: string; uri: string } | null>(null);
   const [status, setStatus] = useState<string | null>(null);
   const { busy, error, run } = useAction();
@@ -41,7 +41,7 @@ export function TotpPanel({ api, path, mfaRequired, onChanged }: { api: Api; pat
 
   return (
     <section class="panel" aria-labelledby="totp-title">
-      <h2 id="totp-title">Two-factor sign-in (TOTP)</h2>
+      <h2 id="totp-title">{title}</h2>
       <p>
         {mfaRequired
           ? 'A TOTP is enrolled and required at sign-in.'
