@@ -329,4 +329,26 @@ describe('the console users pages', () => {
       expect(await alert.textContent()).toBe(taken.body.detail);
     });
   });
+  // Last: it fills the first page of the listing.
+  it('pages through the users, 50 to a page', async () => {
+    for (let index = 0; index < 50; index++) await createUser(lab, { type: 'BrowserApp', displayName: `Widget ${String(index).padStart(2, '0')}` });
+    const all = (await listedUsers()).map((user) => user.displayName);
+    expect(all.length).toBeGreaterThan(50);
+    await withConsole(lab, '#/users', [ROOT, ROOT_PASSWORD], async (page) => {
+      const names = () => usersTable(page).locator('tbody tr td:first-child').allInnerTexts();
+      await usersTable(page).getByRole('link', { name: all[0]! }).waitFor();
+      expect(await names()).toEqual(all.slice(0, 50));
+      expect(await page.getByRole('button', { name: 'Previous page' }).isDisabled()).toBe(true);
+      await page.getByRole('button', { name: 'Next page' }).click();
+      await page.getByText('Page 2').waitFor();
+      await usersTable(page).getByRole('link', { name: all[50]! }).waitFor();
+      expect(await names()).toEqual(all.slice(50, 100));
+      expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(all.length <= 100);
+      await page.getByRole('button', { name: 'Previous page' }).click();
+      await page.getByText('Page 1').waitFor();
+      await usersTable(page).getByRole('link', { name: all[0]! }).waitFor();
+      expect(await names()).toEqual(all.slice(0, 50));
+      await expectAccessible(page);
+    });
+  });
 });
