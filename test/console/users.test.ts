@@ -206,6 +206,32 @@ describe('the console users pages', () => {
     });
   });
 
+  it("sets a user's CAPTCHA providers, whose secrets are sent and never shown again", async () => {
+    const { id } = await createUser(lab, { type: 'BrowserApp', displayName: 'Captcha form' });
+    await withConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
+      await page.getByRole('heading', { name: 'Captcha form', level: 1 }).waitFor();
+      await page.getByLabel('Require a CAPTCHA token with each submission').check();
+      await page.getByLabel('Use Turnstile').check();
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      // A provider turned on without its secret: the server names what is missing.
+      expect(await page.getByRole('alert').textContent()).toBe('captcha.providers.turnstile.secretKey: is required');
+      await page.getByLabel('Turnstile secret').fill('turnstile-secret');
+      await page.getByLabel('Use hCaptcha').check();
+      await page.getByLabel('hCaptcha secret').fill('hcaptcha-secret');
+      await page.getByLabel('hCaptcha site ID').fill('site-1');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByRole('status').getByText('Saved.').waitFor();
+      const saved = (await lab.asRoot('GET', `/v2.7/users/${id}`)).body.captcha;
+      expect(saved).toEqual({ isEnabled: true, providers: { turnstile: {}, hCaptcha: { siteKey: 'site-1' } } });
+
+      // Saved again without new secrets, the ones given are kept (the server would refuse a provider without one).
+      await page.getByLabel('Display name').fill('Captcha sign-up form');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByRole('heading', { name: 'Captcha sign-up form', level: 1 }).waitFor();
+      expect((await lab.asRoot('GET', `/v2.7/users/${id}`)).body.captcha).toEqual(saved);
+    });
+  });
+
   it('deletes a user once the deletion is confirmed', async () => {
     const { id } = await createUser(lab, personBody('Standard', 'Dora Deletable', 'dora', PASSWORD));
     await withConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
