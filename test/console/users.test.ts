@@ -92,6 +92,7 @@ describe('the console users pages', () => {
       await page.getByRole('button', { name: 'Copy' }).click();
       await page.getByText(/^(Copied\.|Selected: copy it)/).waitFor();
 
+      await usersTable(page).getByRole('link', { name: 'Shop sign-up' }).waitFor();
       const rows = await usersTable(page).locator('tbody tr').allTextContents();
       expect(rows.some((row) => row.includes('Clara Standard') && row.includes('Standard') && row.includes('Active'))).toBe(true);
       expect(rows.some((row) => row.includes('Shop sign-up') && row.includes('BrowserApp'))).toBe(true);
@@ -177,6 +178,8 @@ describe('the console users pages', () => {
     const { id } = await createUser(lab, personBody('Standard', 'Theo Totp', 'theo', PASSWORD));
     await withConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
       await page.getByRole('heading', { name: 'Theo Totp', level: 1 }).waitFor();
+      // An edit not saved yet outlives the TOTP's changes.
+      await page.getByLabel('Display name').fill('Theo T.');
       await page.getByRole('button', { name: 'Set up a TOTP' }).click();
       const uri = await page.getByLabel('otpauth URI').inputValue();
       const secret = await page.getByLabel('TOTP secret').inputValue();
@@ -193,10 +196,13 @@ describe('the console users pages', () => {
       const first = await lab.asRoot('POST', '/v2.7/auth/tokens', { auth: null, json: { username: 'theo', password: PASSWORD } });
       expect(JSON.parse(Buffer.from(first.body.accessToken.split('.')[1], 'base64url').toString())['service:mfa']).toEqual(['totp']);
 
+      expect(await page.getByLabel('Display name').inputValue()).toBe('Theo T.');
       await page.getByLabel('Require a TOTP code').check();
       await page.getByRole('button', { name: 'Save changes' }).click();
       await page.getByRole('status').getByText('Saved.').waitFor();
-      expect((await lab.asRoot('GET', `/v2.7/users/${id}`)).body.authentication.password.isMfaRequired).toBe(true);
+      const saved = (await lab.asRoot('GET', `/v2.7/users/${id}`)).body;
+      expect(saved.displayName).toBe('Theo T.');
+      expect(saved.authentication.password.isMfaRequired).toBe(true);
 
       await page.getByRole('button', { name: 'Remove the TOTP' }).click();
       await page.getByText('The TOTP is removed.').waitFor();

@@ -23,7 +23,6 @@ export function SettingsPage({ api, userId, offers }: PageProps) {
           api={api}
           path={`/users/${encodeURIComponent(userId)}`}
           mfaRequired={caller.kind === 'user' && caller.detail.authentication.password.isMfaRequired}
-          onChanged={() => undefined}
           title="Your two-factor sign-in (TOTP)"
         />
       )}

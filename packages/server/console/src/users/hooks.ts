@@ -1,20 +1,22 @@
 /** What the Users, Credits and Settings pages share: an answer loaded for a page, and an action with its error. */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 export interface Answer<T> {
   /** The last answer (kept while a new one loads or fails); null before the first. */
   readonly value: T | null;
   /** Why the last load failed; null when it did not. */
   readonly error: unknown;
-  /** Replaces the value, as an answer would (the page changed it). */
+  /** Replaces the value, as an answer would (the page changed it); a load still running is older, and stopped. */
   readonly set: (value: T) => void;
 }
 
 /** `load` run whenever `deps` change, stopped when they change again or the page goes. */
 export function useAnswer<T>(load: (signal: AbortSignal) => Promise<T>, deps: readonly unknown[]): Answer<T> {
   const [state, setState] = useState<{ value: T | null; error: unknown }>({ value: null, error: null });
+  const running = useRef<AbortController | null>(null);
   useEffect(() => {
     const controller = new AbortController();
+    running.current = controller;
     load(controller.signal).then(
       (value) => {
         if (!controller.signal.aborted) setState({ value, error: null });
@@ -25,7 +27,11 @@ export function useAnswer<T>(load: (signal: AbortSignal) => Promise<T>, deps: re
     );
     return () => controller.abort();
   }, deps);
-  return { ...state, set: (value: T) => setState({ value, error: null }) };
+  const set = (value: T) => {
+    running.current?.abort();
+    setState({ value, error: null });
+  };
+  return { ...state, set };
 }
 
 export interface Action {

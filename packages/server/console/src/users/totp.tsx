@@ -3,11 +3,21 @@ import type { Api } from '../api.js';
 import { ProblemMessage } from '../components/problem.js';
 import { useAction } from './hooks.js';
 
+interface TotpPanelProps {
+  readonly api: Api;
+  /** The user's path, `/users/<id>`. */
+  readonly path: string;
+  readonly mfaRequired: boolean;
+  /** After an enrolment or a removal: the user's new ETag, and whether a code is still required. */
+  readonly onChanged?: (etag: string, mfaRequired: boolean) => void;
+  readonly title?: string;
+}
+
 /**
  * The user's TOTP second factor: a new enrolment (its secret and otpauth URI shown as text, for the authenticator app;
  * no QR code service is asked), its confirmation with a code, and its removal.
  */
-export function TotpPanel({ api, path, mfaRequired, onChanged, title = 'Two-factor sign-in (TOTP)' }: { api: Api; path: string; mfaRequired: boolean; onChanged: () => void; title?: string }) {
+export function TotpPanel({ api, path, mfaRequired, onChanged, title = 'Two-factor sign-in (TOTP)' }: TotpPanelProps) {
   const [pending, setPending] = useState<{ secret: string; uri: string } | null>(null);
   const [status, setStatus] = useState<string | null>(null);
   const { busy, error, run } = useAction();
@@ -25,18 +35,18 @@ export function TotpPanel({ api, path, mfaRequired, onChanged, title = 'Two-fact
   const confirm = (event: Event) => {
     event.preventDefault();
     return act(async () => {
-      await api.post(`${path}/authentication/totp/confirmations`, { passCode: code.current?.value.trim() ?? '' });
+      const { etag } = await api.request('POST', `${path}/authentication/totp/confirmations`, { json: { passCode: code.current?.value.trim() ?? '' } });
       setPending(null);
       setStatus('The TOTP is enrolled: sign-in now asks for its code.');
-      onChanged();
+      onChanged?.(etag ?? '', mfaRequired);
     });
   };
   const remove = () =>
     act(async () => {
-      await api.del(`${path}/authentication/totp`);
+      const { etag } = await api.request('DELETE', `${path}/authentication/totp`);
       setPending(null);
       setStatus('The TOTP is removed.');
-      onChanged();
+      onChanged?.(etag ?? '', false);
     });
 
   return (

@@ -13,6 +13,15 @@ import type { UserDetail, UserOverview } from './types.js';
 interface Loaded {
   readonly detail: UserDetail;
   readonly etag: string;
+  /** Changed by the page itself (its TOTP), not read again: the form keeps what was edited and not saved. */
+  readonly keepEdits?: boolean;
+}
+
+/** The user after a TOTP change: its new ETag, and whether a code is still required (a removal turns it off). */
+function totpChanged(loaded: Loaded, etag: string, mfaRequired: boolean): Loaded {
+  const { authentication } = loaded.detail;
+  const detail = { ...loaded.detail, authentication: { ...authentication, password: { ...authentication.password, isMfaRequired: mfaRequired } } };
+  return { detail, etag, keepEdits: true };
 }
 
 /** One user (`#/users/<id>`): every setting it has, saved as one JSON Patch with If-Match; its TOTP; its deletion. */
@@ -66,12 +75,21 @@ export function UserPage({ api, caller, id, own }: { api: Api; caller: Caller; i
               reload();
             }}
           />
-          {detail.type !== 'BrowserApp' && (own || administers) && <TotpPanel api={api} path={path} mfaRequired={detail.authentication.password.isMfaRequired} onChanged={reload} />}
+          {detail.type !== 'BrowserApp' && (own || administers) && <TotpPanel api={api} path={path} mfaRequired={detail.authentication.password.isMfaRequired} onChanged={(etag, mfaRequired) => answer.set(totpChanged(loaded, etag, mfaRequired))} />}
           {mayTouch && may(caller, 'users', 'delete', scope) && <DeleteUser api={api} path={path} etag={loaded.etag} name={detail.displayName} onConflict={(caught) => { setNotice(caught); reload(); }} />}
         </>
       )}
     </section>
   );
+}
+
+/** `current` (edited from `previous`) on top of `next`: what was edited stays, the rest is `next`'s. */
+function rebased(previous: Draft, current: Draft, next: Draft): Draft {
+  const merged: Record<string, unknown> = { ...next };
+  for (const key of Object.keys(current) as (keyof Draft)[]) {
+    if (JSON.stringify(current[key]) !== JSON.stringify(previous[key])) merged[key] = current[key];
+  }
+  return merged as unknown as Draft;
 }
 
 interface UserFormProps {
@@ -87,10 +105,16 @@ interface UserFormProps {
 function UserForm({ api, path, loaded, readOnly, mayMakeAdministrators, onSaved, onConflict }: UserFormProps) {
   const read = loaded.detail;
   const [draft, setDraft] = useState<Draft>(() => draftOf(read));
+  const base = useRef(draft);
   const { busy, error, setError, run } = useAction();
   const [saved, setSaved] = useState<string | null>(null);
   // The user as read again (after a save, a TOTP change or a conflict) is what the form shows.
-  useEffect(() => setDraft(draftOf(read)), [read]);
+  useEffect(() => {
+    const next = draftOf(read);
+    const previous = base.current;
+    base.current = next;
+    setDraft((current) => (loaded.keepEdits === true ? rebased(previous, current, next) : next));
+  }, [read]);
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => {
     setSaved(null);
     setDraft((current) => ({ ...current, [name]: value }));
@@ -290,7 +314,7 @@ function UserForm({ api, path, loaded, readOnly, mayMakeAdministrators, onSaved,
         {!readOnly && (
           <div class="actions">
             <button type="submit">Save changes</button>
-            <button type="button" class="secondary" onClick={() => { setDraft(draftOf(read)); setError(null); setSaved(null); }}>
+            <button type="button" class="secondary" onClick={() => { setDraft(base.current); setError(null); setSaved(null); }}>
               Undo changes
             </button>
             <span role="status">{saved}</span>
