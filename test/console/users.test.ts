@@ -3,10 +3,12 @@
 // deactivates it, meets a change made meanwhile (412), deletes a user after confirming; the keyboard alone creates a
 // user; a Standard user is offered neither Users nor Credits, one that may only read users gets no "New user" and a
 // read-only user page; an administrator is offered Users. Every page passes axe-core and nothing is refused or
-// fetched from elsewhere.
+// fetched from elsewhere. And, without a browser, how the user page's form is read and turned into a JSON Patch.
 import { TOTP } from 'otpauth';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it as unit } from 'vitest';
+import { draftOf, firewallRules, patchOf, throttlingRules } from '../../packages/server/console/src/users/draft.js';
+import type { UserDetail } from '../../packages/server/console/src/users/types.js';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
 import {
   ROOT,
@@ -382,5 +384,55 @@ describe('the console users pages', () => {
       expect(await names()).toEqual(all.slice(0, 50));
       await expectAccessible(page);
     });
+  });
+});
+
+describe("the user page's form, read and written", () => {
+  const detail: UserDetail = {
+    type: 'Standard',
+    displayName: 'Uma',
+    isActive: true,
+    authentication: { password: { isEnabled: true, isMfaRequired: false, username: 'uma' }, certificate: { isEnabled: false } },
+    authorization: { rules: ['email-validations:*:my'] },
+    captcha: { isEnabled: false, providers: { hCaptcha: { siteKey: 'site' }, turnstile: {} } },
+    defaults: {},
+    firewall: { isEnabled: false, rules: [{ addressFamily: 'IPv6', displayName: 'Lab net', startIP: '2001:db8::', endIP: '2001:db8::ffff' }] },
+    throttling: { rules: [{ limit: 3, period: 'Minute', scope: 'IPAddress' }] },
+    trustedOrigin: { isEnabled: false, expressions: [] },
+  };
+
+  unit('changes nothing when nothing is edited, secrets and lists included', () => {
+    expect(patchOf(detail, draftOf(detail))).toEqual([]);
+  });
+
+  unit('replaces only the settings edited, and adds a new password, write-only', () => {
+    const draft = { ...draftOf(detail), rules: 'email-validations:*:my\n\n  users:read  ', newPassword: 'a new password' };
+    expect(patchOf(detail, draft)).toEqual([
+      { op: 'replace', path: '/authorization', value: { rules: ['email-validations:*:my', 'users:read'] } },
+      { op: 'add', path: '/authentication/password/password', value: 'a new password' },
+    ]);
+  });
+
+  unit('sends a new CAPTCHA secret, and none where the field is left empty (the server keeps it)', () => {
+    const draft = draftOf(detail);
+    const edited = { ...draft, providers: { ...draft.providers, turnstile: { ...draft.providers.turnstile, secret: 'new secret' } } };
+    expect(patchOf(detail, edited)).toEqual([
+      { op: 'replace', path: '/captcha', value: { isEnabled: false, providers: { turnstile: { secretKey: 'new secret' }, hCaptcha: { siteKey: 'site' } } } },
+    ]);
+  });
+
+  unit('reads firewall ranges and submission limits one per line, and names a line it cannot read', () => {
+    expect(firewallRules('10.0.0.1 Gateway\n192.0.2.0-192.0.2.255  Branch office\n::1')).toEqual([
+      { addressFamily: 'IPv4', displayName: 'Gateway', startIP: '10.0.0.1', endIP: '10.0.0.1' },
+      { addressFamily: 'IPv4', displayName: 'Branch office', startIP: '192.0.2.0', endIP: '192.0.2.255' },
+      { addressFamily: 'IPv6', displayName: '', startIP: '::1', endIP: '::1' },
+    ]);
+    expect(() => firewallRules('10.0.0.1-10.0.0.2-10.0.0.3')).toThrow(/^Allowed address ranges, line 1:/);
+    expect(throttlingRules('10 per hour\n5 jobs per Day per IP address\n1 a minute')).toEqual([
+      { limit: 10, period: 'Hour', scope: 'Global' },
+      { limit: 5, period: 'Day', scope: 'IPAddress' },
+      { limit: 1, period: 'Minute', scope: 'Global' },
+    ]);
+    expect(() => throttlingRules('10 per hour\nten a week')).toThrow(/^Submission limits, line 2:/);
   });
 });
