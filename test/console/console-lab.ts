@@ -150,3 +150,36 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   }
   return path;
 }
+
+/** The main navigation's links once the console has learned what the user is offered (its aria-busy is false). */
+export async function offeredLinks(page: Page): Promise<string[]> {
+  await page.locator('nav[aria-label="Main"][aria-busy="false"]').waitFor();
+  return page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
+}
+
+/** A user made by root through the REST interface; its id and Basic credentials (username and password). */
+export async function createUser(lab: ConsoleLab, body: Record<string, unknown>): Promise<{ id: string; etag: string }> {
+  const answer = await lab.asRoot('POST', '/v2.7/users', { json: body });
+  expect(answer.status, answer.text).toBe(200);
+  return { id: answer.body.id, etag: answer.body.etag };
+}
+
+/** A Standard or Administrator user's creation body with a password. */
+export function personBody(type: 'Standard' | 'Administrator', displayName: string, username: string, password: string, rules?: readonly string[]): Record<string, unknown> {
+  return { type, displayName, authentication: { password: { username, password } }, ...(rules !== undefined && { authorization: { rules } }) };
+}
+
+/**
+ * `work` on a page of the console opened at `hash` and signed in as `username`; then nothing may have been refused
+ * by the CSP, fetched from another origin or thrown. The page is closed whatever happens.
+ */
+export async function withConsole(lab: ConsoleLab, hash: string, [username, password]: readonly [string, string], work: (page: Page) => Promise<void>): Promise<void> {
+  const { page, watched, close } = await openConsole(lab, hash);
+  try {
+    await signIn(page, username, password);
+    await work(page);
+    expectClean(watched);
+  } finally {
+    await close();
+  }
+}

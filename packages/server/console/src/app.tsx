@@ -74,7 +74,7 @@ function Navigation({ route, offers, onSignOut }: { route: Route; offers: Offers
         Skip to content
       </a>
       <span class="brand">mailverify</span>
-      <nav aria-label="Main">
+      <nav aria-label="Main" aria-busy={offers.probed !== true}>
         <ul>
           {LINKS.filter((link) => link.offered(offers)).map((link) => {
             const current = route[0] === link.page && (link.page !== 'jobs' || route.length === 1);
@@ -106,7 +106,11 @@ function SignedIn({ token, route, onSignOut, onExpired }: { token: string; route
     document.getElementById('page-title')?.focus({ preventScroll: true });
     const link = LINKS.find((candidate) => candidate.page === route[0]);
     document.title = `${route[0] === 'jobs' && route.length > 1 ? 'Job' : (link?.label ?? 'mailverify')} · mailverify`;
-  }, [key, probed !== null]);
+  }, [key]);
+  useEffect(() => {
+    // A page that waited for the offers: its heading takes the focus, unless the user has put it somewhere already.
+    if (document.activeElement === document.body) document.getElementById('page-title')?.focus({ preventScroll: true });
+  }, [probed !== null]);
   return (
     <>
       <Navigation route={route} offers={offers} onSignOut={onSignOut} />

@@ -12,6 +12,8 @@ export interface Offers {
   readonly credits: boolean;
   /** `GET /settings/overrides` answers: the user may read the override rules (quality levels are readable by all). */
   readonly overrides: boolean;
+  /** True once the server's answers are in (until then nothing optional is offered). */
+  readonly probed?: boolean;
 }
 
 export const NOTHING_OFFERED: Offers = { users: false, credits: false, overrides: false };
@@ -33,7 +35,7 @@ export async function probeOffers(api: Api, signal: AbortSignal): Promise<Offers
     answers(api, '/credits/balance', signal),
     answers(api, '/settings/overrides', signal),
   ]);
-  return { users, credits, overrides };
+  return { users, credits, overrides, probed: true };
 }
 
 /** The offers for a session, probed once per sign-in; null until the answers are in. */
@@ -42,7 +44,7 @@ export function useOffers(api: Api): Offers | null {
   useEffect(() => {
     const controller = new AbortController();
     probeOffers(api, controller.signal).then(setOffers, () => {
-      if (!controller.signal.aborted) setOffers(NOTHING_OFFERED);
+      if (!controller.signal.aborted) setOffers({ ...NOTHING_OFFERED, probed: true });
     });
     return () => controller.abort();
   }, [api]);

@@ -1,11 +1,12 @@
+import '../admin.css';
+import { useCaller } from '../users/access.js';
+import { UsersList } from '../users/list.js';
+import { UserPage } from '../users/user.js';
 import type { PageProps } from './props.js';
 
-/** The Users page (`#/users`, and its sub-routes `#/users/...`): a placeholder until it is built. */
-export function UsersPage(_props: PageProps) {
-  return (
-    <section aria-labelledby="page-title">
-      <h1 id="page-title" tabIndex={-1}>Users</h1>
-      <p>This page is not built yet.</p>
-    </section>
-  );
+/** The Users page (`#/users`): the account's users and their creation; `#/users/<id>`: one user. */
+export function UsersPage({ api, userId, route }: PageProps) {
+  const caller = useCaller(api, userId);
+  const id = route[1];
+  return id === undefined ? <UsersList api={api} caller={caller} /> : <UserPage api={api} caller={caller} id={id} own={id === userId} />;
 }
