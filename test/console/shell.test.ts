@@ -35,6 +35,8 @@ describe('the console shell', () => {
 
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByLabel('Username').waitFor();
+      expect(await isFocused(page.getByLabel('Username'))).toBe(true);
+      await page.getByText('You are signed out.').waitFor();
       expect(await inPage(page, 'sessionStorage.length')).toBe(0);
       await page.reload();
       await page.getByLabel('Username').waitFor();
