@@ -17,14 +17,14 @@ export const ROOT_PASSWORD = 'a console test root password';
 
 /**
  * Domains of the lab: a strict exchanger that knows ann, bob and cleo; a catch-all one; a domain with no MX; and an
- * exchanger that holds its answer for `held` 4.5 s, under Standard's 5 s command timeout (a job that stays in progress
- * for a while).
+ * exchanger that holds its answer for `held` 8 s (a job that stays in progress for a while; submit it at High quality,
+ * whose command timeout is 50 s, Standard's being 5 s).
  */
 export const SCENARIO: MailLabScenario = {
   servers: {
     strict: { mailboxes: ['ann', 'bob', 'cleo'] },
     open: { acceptAll: true },
-    slow: { engine: 'raw', mailboxes: ['held'], delayMs: { 'rcpt:held': 4500 } },
+    slow: { engine: 'raw', mailboxes: ['held'], delayMs: { 'rcpt:held': 8000 } },
   },
   domains: { 'console-shop.com': ['strict'], 'console-open.com': ['open'], 'console-nomail.com': [], 'console-slow.com': ['slow'] },
 };

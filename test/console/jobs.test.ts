@@ -271,7 +271,7 @@ describe('the jobs list', () => {
     const { page, watched, close } = await openConsole(lab, '#/jobs');
     try {
       await signIn(page, ROOT, ROOT_PASSWORD);
-      const submitted = await lab.asRoot('POST', '/v2.7/email-validations', { json: { name: 'Slow list', entries: [{ inputData: 'ann@console-shop.com' }, { inputData: 'held@console-slow.com' }] } });
+      const submitted = await lab.asRoot('POST', '/v2.7/email-validations', { json: { name: 'Slow list', quality: 'High', entries: [{ inputData: 'ann@console-shop.com' }, { inputData: 'held@console-slow.com' }] } });
       expect(submitted.status).toBe(202);
       await page.getByRole('link', { name: 'New job' }).click();
       await page.getByRole('link', { name: 'Jobs' }).click();
@@ -281,6 +281,45 @@ describe('the jobs list', () => {
       await screenshot(page, 'jobs');
       await row.getByText('Completed').waitFor({ timeout: 30_000 });
       expect(await row.getByRole('progressbar').count()).toBe(0);
+      expectClean(watched);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('pages left', () => {
+  it('stop asking for the progress of a job in progress', { timeout: 60_000 }, async () => {
+    const { page, watched, close } = await openConsole(lab, '#/jobs');
+    try {
+      await signIn(page, ROOT, ROOT_PASSWORD);
+      const submitted = await lab.asRoot('POST', '/v2.7/email-validations', { json: { name: 'Left behind', quality: 'High', entries: [{ inputData: 'held@console-slow.com' }] } });
+      const id = submitted.body.overview.id as string;
+      const asked: { url: string; after: 'list' | 'job' | null }[] = [];
+      let left: 'list' | 'job' | null = null;
+      page.on('request', (request) => asked.push({ url: request.url(), after: left }));
+
+      await page.getByRole('link', { name: 'New job' }).click();
+      await page.getByRole('link', { name: 'Jobs' }).click();
+      await page.getByRole('table', { name: 'Jobs' }).getByRole('row').filter({ hasText: 'Left behind' }).getByRole('progressbar').waitFor();
+      // Each page counts as left once the next one shows.
+      await page.getByRole('link', { name: 'Left behind' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Left behind' }).waitFor();
+      left = 'list';
+      await page.getByRole('progressbar').waitFor();
+      await page.getByRole('link', { name: 'New job' }).click();
+      await page.getByRole('heading', { name: 'New job' }).waitFor();
+      left = 'job';
+
+      // The job completes after both pages were left: neither asked again in the meantime.
+      const done = await lab.asRoot('GET', `/v2.7/email-validations/${id}/overview?waitTime=20000`);
+      expect(done.body.status).toBe('Completed');
+      const list = asked.filter(({ url }) => /\/email-validations\?limit=/.test(url));
+      const overview = asked.filter(({ url }) => url.includes(`/email-validations/${id}/overview`));
+      expect(list.length).toBeGreaterThan(0);
+      expect(overview.length).toBeGreaterThan(0);
+      expect(list.filter(({ after }) => after !== null)).toEqual([]);
+      expect(overview.filter(({ after }) => after === 'job')).toEqual([]);
       expectClean(watched);
     } finally {
       await close();
