@@ -99,6 +99,20 @@ export async function openConsole(lab: ConsoleLab, hash = ''): Promise<{ page: P
   return { page, watched, close: () => context.close() };
 }
 
+/**
+ * Runs `body` on a new page of the console (see openConsole), then checks that nothing was refused by its CSP, no
+ * request went to another origin and no page error happened; the page's context is closed whatever happens.
+ */
+export async function withConsole(lab: ConsoleLab, hash: string, body: (page: Page) => Promise<void>): Promise<void> {
+  const { page, watched, close } = await openConsole(lab, hash);
+  try {
+    await body(page);
+    expectClean(watched);
+  } finally {
+    await close();
+  }
+}
+
 /** Signs in through the form (Username, Password, Sign in) and waits for the navigation. */
 export async function signIn(page: Page, username: string, password: string): Promise<void> {
   await page.getByLabel('Username').fill(username);
