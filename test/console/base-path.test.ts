@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
-import { ROOT, ROOT_PASSWORD, expectClean, openConsole, signIn, startConsoleLab, type ConsoleLab } from './console-lab.js';
+import { ROOT, ROOT_PASSWORD, signIn, startConsoleLab, withConsole, type ConsoleLab } from './console-lab.js';
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console under a base path in a browser');
 
@@ -18,8 +18,7 @@ afterAll(async () => {
 
 describe('the console under a base path', () => {
   it('is reached from <base>/, and calls the interface under the base path only', { timeout: 60_000 }, async () => {
-    const { page, watched, close } = await openConsole(lab);
-    try {
+    await withConsole(lab, '', async (page) => {
       const paths: string[] = [];
       page.on('request', (request) => paths.push(new URL(request.url()).pathname));
       await page.goto(`${lab.origin}/verify/api/`);
@@ -34,9 +33,6 @@ describe('the console under a base path', () => {
 
       expect(paths.filter((path) => !path.startsWith('/verify/api/'))).toEqual([]);
       expect(paths.some((path) => path.startsWith('/verify/api/v2.7/email-validations/'))).toBe(true);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 });

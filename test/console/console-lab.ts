@@ -17,14 +17,14 @@ export const ROOT_PASSWORD = 'a console test root password';
 
 /**
  * Domains of the lab: a strict exchanger that knows ann, bob and cleo; a catch-all one; a domain with no MX; and an
- * exchanger that holds its answer for `held` 4.5 s, under Standard's 5 s command timeout (a job that stays in progress
- * for a while).
+ * exchanger that holds its answer for `held` 8 s (a job that stays in progress for a while; submit it at High quality,
+ * whose command timeout is 50 s, Standard's being 5 s).
  */
 export const SCENARIO: MailLabScenario = {
   servers: {
     strict: { mailboxes: ['ann', 'bob', 'cleo'] },
     open: { acceptAll: true },
-    slow: { engine: 'raw', mailboxes: ['held'], delayMs: { 'rcpt:held': 4500 } },
+    slow: { engine: 'raw', mailboxes: ['held'], delayMs: { 'rcpt:held': 8000 } },
   },
   domains: { 'console-shop.com': ['strict'], 'console-open.com': ['open'], 'console-nomail.com': [], 'console-slow.com': ['slow'] },
 };
@@ -97,6 +97,20 @@ export async function openConsole(lab: ConsoleLab, hash = ''): Promise<{ page: P
   const watched = watchPage(page, lab.origin);
   await page.goto(`${lab.consoleUrl}${hash}`);
   return { page, watched, close: () => context.close() };
+}
+
+/**
+ * Runs `body` on a new page of the console (see openConsole), then checks that nothing was refused by its CSP, no
+ * request went to another origin and no page error happened; the page's context is closed whatever happens.
+ */
+export async function withConsole(lab: ConsoleLab, hash: string, body: (page: Page) => Promise<void>): Promise<void> {
+  const { page, watched, close } = await openConsole(lab, hash);
+  try {
+    await body(page);
+    expectClean(watched);
+  } finally {
+    await close();
+  }
 }
 
 /** Signs in through the form (Username, Password, Sign in) and waits for the navigation. */

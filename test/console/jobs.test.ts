@@ -13,7 +13,7 @@ import ExcelJS from 'exceljs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
-import { ROOT, ROOT_PASSWORD, expectAccessible, expectClean, inPage, isFocused, openConsole, screenshot, signIn, startConsoleLab, tabTo, type ConsoleLab } from './console-lab.js';
+import { ROOT, ROOT_PASSWORD, expectAccessible, inPage, isFocused, screenshot, signIn, startConsoleLab, tabTo, withConsole, type ConsoleLab } from './console-lab.js';
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console jobs pages in a browser');
 
@@ -102,8 +102,7 @@ async function sheetRows(bytes: Buffer): Promise<unknown[][]> {
 
 describe('a pasted list', () => {
   it('is verified, charted, broken down, filtered, exported both ways and deleted', { timeout: 90_000 }, async () => {
-    const { page, watched, close } = await openConsole(lab);
-    try {
+    await withConsole(lab, '', async (page) => {
       await signIn(page, ROOT, ROOT_PASSWORD);
       await page.getByRole('link', { name: 'New job' }).click();
       await page.getByLabel('Addresses').fill(PASTED.join('\n'));
@@ -170,10 +169,7 @@ describe('a pasted list', () => {
       await page.getByRole('table', { name: 'Jobs' }).waitFor();
       expect(await page.getByRole('link', { name: 'Pasted list' }).count()).toBe(0);
       expect((await lab.asRoot('GET', `/v2.7/email-validations/${id}`)).status).toBe(410);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
@@ -182,8 +178,7 @@ describe('a CSV file', () => {
     const addresses = Array.from({ length: 61 }, (_, i) => (i === 0 ? 'ann@console-shop.com' : `person${i}@console-shop.com`));
     const file = join(tmpdir(), `console-upload-${process.pid}.csv`);
     writeFileSync(file, ['name,email', ...addresses.map((address, i) => `Person ${i},${address}`)].join('\r\n'));
-    const { page, watched, close } = await openConsole(lab, '#/new');
-    try {
+    await withConsole(lab, '#/new', async (page) => {
       await signIn(page, ROOT, ROOT_PASSWORD);
       await page.getByLabel('File').setInputFiles(file);
       await page.getByLabel('Column').fill('2');
@@ -208,10 +203,7 @@ describe('a CSV file', () => {
       await previous.click();
       await expect.poll(inputs).toEqual(addresses.slice(0, 50));
       expect(await previous.isDisabled()).toBe(true);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
@@ -225,8 +217,7 @@ describe('an Excel workbook', () => {
     sheet.addRow(['Nobody', 'nobody@console-shop.com']);
     const file = join(tmpdir(), `console-upload-${process.pid}.xlsx`);
     await workbook.xlsx.writeFile(file);
-    const { page, watched, close } = await openConsole(lab, '#/new');
-    try {
+    await withConsole(lab, '#/new', async (page) => {
       await signIn(page, ROOT, ROOT_PASSWORD);
       await page.getByLabel('File').setInputFiles(file);
       await page.getByLabel('Sheet').fill('2');
@@ -239,17 +230,13 @@ describe('an Excel workbook', () => {
         ['ann@console-shop.com', 'Success'],
         ['nobody@console-shop.com', 'MailboxDoesNotExist'],
       ]);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
 describe('a refused job', () => {
   it("shows the problem document's detail", async () => {
-    const { page, watched, close } = await openConsole(lab, '#/new');
-    try {
+    await withConsole(lab, '#/new', async (page) => {
       await signIn(page, ROOT, ROOT_PASSWORD);
       await page.getByLabel('Addresses').fill('ann@console-shop.com');
       await page.getByLabel('Priority').fill('300');
@@ -259,19 +246,15 @@ describe('a refused job', () => {
       await page.getByRole('alert').getByText(refused.body.detail, { exact: true }).waitFor();
       expect(page.url()).toMatch(/#\/new$/);
       await expectAccessible(page);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
 describe('the jobs list', () => {
   it('shows the progress of a job in progress, and its completion without a reload', { timeout: 60_000 }, async () => {
-    const { page, watched, close } = await openConsole(lab, '#/jobs');
-    try {
+    await withConsole(lab, '#/jobs', async (page) => {
       await signIn(page, ROOT, ROOT_PASSWORD);
-      const submitted = await lab.asRoot('POST', '/v2.7/email-validations', { json: { name: 'Slow list', entries: [{ inputData: 'ann@console-shop.com' }, { inputData: 'held@console-slow.com' }] } });
+      const submitted = await lab.asRoot('POST', '/v2.7/email-validations', { json: { name: 'Slow list', quality: 'High', entries: [{ inputData: 'ann@console-shop.com' }, { inputData: 'held@console-slow.com' }] } });
       expect(submitted.status).toBe(202);
       await page.getByRole('link', { name: 'New job' }).click();
       await page.getByRole('link', { name: 'Jobs' }).click();
@@ -281,17 +264,48 @@ describe('the jobs list', () => {
       await screenshot(page, 'jobs');
       await row.getByText('Completed').waitFor({ timeout: 30_000 });
       expect(await row.getByRole('progressbar').count()).toBe(0);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
+  });
+});
+
+describe('pages left', () => {
+  it('stop asking for the progress of a job in progress', { timeout: 60_000 }, async () => {
+    await withConsole(lab, '#/jobs', async (page) => {
+      await signIn(page, ROOT, ROOT_PASSWORD);
+      const submitted = await lab.asRoot('POST', '/v2.7/email-validations', { json: { name: 'Left behind', quality: 'High', entries: [{ inputData: 'held@console-slow.com' }] } });
+      const id = submitted.body.overview.id as string;
+      const asked: { url: string; after: 'list' | 'job' | null }[] = [];
+      let left: 'list' | 'job' | null = null;
+      page.on('request', (request) => asked.push({ url: request.url(), after: left }));
+
+      await page.getByRole('link', { name: 'New job' }).click();
+      await page.getByRole('link', { name: 'Jobs' }).click();
+      await page.getByRole('table', { name: 'Jobs' }).getByRole('row').filter({ hasText: 'Left behind' }).getByRole('progressbar').waitFor();
+      // Each page counts as left once the next one shows.
+      await page.getByRole('link', { name: 'Left behind' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Left behind' }).waitFor();
+      left = 'list';
+      await page.getByRole('progressbar').waitFor();
+      await page.getByRole('link', { name: 'New job' }).click();
+      await page.getByRole('heading', { name: 'New job' }).waitFor();
+      left = 'job';
+
+      // The job completes after both pages were left: neither asked again in the meantime.
+      const done = await lab.asRoot('GET', `/v2.7/email-validations/${id}/overview?waitTime=20000`);
+      expect(done.body.status).toBe('Completed');
+      const list = asked.filter(({ url }) => /\/email-validations\?limit=/.test(url));
+      const overview = asked.filter(({ url }) => url.includes(`/email-validations/${id}/overview`));
+      expect(list.length).toBeGreaterThan(0);
+      expect(overview.length).toBeGreaterThan(0);
+      expect(list.filter(({ after }) => after !== null)).toEqual([]);
+      expect(overview.filter(({ after }) => after === 'job')).toEqual([]);
+    });
   });
 });
 
 describe('by keyboard only', () => {
   it('signs in, submits a new job and exports it', { timeout: 60_000 }, async () => {
-    const { page, watched, close } = await openConsole(lab);
-    try {
+    await withConsole(lab, '', async (page) => {
       // The username field has the focus as the page opens.
       await page.getByLabel('Username').waitFor();
       expect(await isFocused(page.getByLabel('Username'))).toBe(true);
@@ -319,9 +333,6 @@ describe('by keyboard only', () => {
       const [file] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
       const rows = parseCsv(readFileSync((await file.path())!, 'utf8'), { columns: true }) as Record<string, string>[];
       expect(rows.map((row) => row['inputData'])).toEqual(['ann@console-shop.com', 'nobody@console-shop.com']);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 });

@@ -4,7 +4,7 @@
 // then its list once the bucket refills.
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
-import { ROOT, ROOT_PASSWORD, expectClean, openConsole, signIn, startConsoleLab, type ConsoleLab } from './console-lab.js';
+import { ROOT, ROOT_PASSWORD, signIn, startConsoleLab, withConsole, type ConsoleLab } from './console-lab.js';
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console behind request rate limits in a browser');
 
@@ -18,8 +18,7 @@ afterAll(async () => {
 
 describe('the console behind request rate limits', () => {
   it('asks again after Retry-After when a read is answered 429', { timeout: 60_000 }, async () => {
-    const { page, watched, close } = await openConsole(lab, '#/new');
-    try {
+    await withConsole(lab, '#/new', async (page) => {
       await signIn(page, ROOT, ROOT_PASSWORD);
       await page.getByRole('heading', { name: 'New job' }).waitFor();
       // Keep the bucket of 127.0.0.1 empty (several requests in flight) until the page has been refused once.
@@ -43,9 +42,6 @@ describe('the console behind request rate limits', () => {
       await page.waitForResponse((response) => list(response) && response.status() === 200);
       await page.getByRole('table', { name: 'Jobs' }).waitFor();
       expect(await page.getByRole('alert').count()).toBe(0);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 });

@@ -6,7 +6,7 @@ import { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
 import { basic } from '../server/http-client.js';
-import { ROOT, ROOT_PASSWORD, expectAccessible, expectClean, inPage, isFocused, openConsole, screenshot, signIn, startConsoleLab, type ConsoleLab } from './console-lab.js';
+import { ROOT, ROOT_PASSWORD, expectAccessible, inPage, isFocused, screenshot, signIn, startConsoleLab, withConsole, type ConsoleLab } from './console-lab.js';
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console shell in a browser');
 
@@ -20,8 +20,7 @@ afterAll(async () => {
 
 describe('the console shell', () => {
   it('signs root in, offers jobs, users and settings (credits are off), and forgets the token at sign-out', async () => {
-    const { page, watched, close } = await openConsole(lab);
-    try {
+    await withConsole(lab, '', async (page) => {
       await expect(page.getByRole('heading', { name: 'Sign in to mailverify' }).isVisible()).resolves.toBe(true);
       await expectAccessible(page);
       await screenshot(page, 'sign-in');
@@ -35,18 +34,16 @@ describe('the console shell', () => {
 
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByLabel('Username').waitFor();
+      expect(await isFocused(page.getByLabel('Username'))).toBe(true);
+      await page.getByText('You are signed out.').waitFor();
       expect(await inPage(page, 'sessionStorage.length')).toBe(0);
       await page.reload();
       await page.getByLabel('Username').waitFor();
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('shows the detail of a wrong password, and keeps a session across a reload of the tab', async () => {
-    const { page, watched, close } = await openConsole(lab);
-    try {
+    await withConsole(lab, '', async (page) => {
       await page.getByLabel('Username').fill(ROOT);
       await page.getByLabel('Password').fill('not the password');
       await page.getByRole('button', { name: 'Sign in' }).click();
@@ -60,29 +57,21 @@ describe('the console shell', () => {
       await page.getByRole('button', { name: 'Sign out' }).waitFor();
       await page.reload();
       await page.getByRole('button', { name: 'Sign out' }).waitFor();
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('opens a page named in the address once signed in, waiting for what the user may do', async () => {
-    const { page, watched, close } = await openConsole(lab, '#/users');
-    try {
+    await withConsole(lab, '#/users', async (page) => {
       await signIn(page, ROOT, ROOT_PASSWORD);
       await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
       await page.goto(`${lab.consoleUrl}#/credits`);
       // Credits are not accounted by this server: the page is not offered.
       await page.getByRole('heading', { level: 1, name: 'Not available' }).waitFor();
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('goes back to sign-in, saying why, when the server refuses the token', async () => {
-    const { page, watched, close } = await openConsole(lab, '#/jobs');
-    try {
+    await withConsole(lab, '#/jobs', async (page) => {
       await signIn(page, ROOT, ROOT_PASSWORD);
       // A token the server does not know (as one past its expiry): the next request answers 401.
       await inPage(page, "sessionStorage.setItem('mailverify.console.token', 'e30.e30.forged')");
@@ -90,10 +79,7 @@ describe('the console shell', () => {
       await page.getByLabel('Username').waitFor();
       await page.getByText('Your session has ended: sign in again.').waitFor();
       expect(await inPage(page, 'sessionStorage.length')).toBe(0);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 });
 
@@ -116,8 +102,7 @@ describe('a Standard user', () => {
     const confirmed = await lab.asRoot('POST', `/v2.7/users/${id}/authentication/totp/confirmations`, { json: { passCode: totp.generate({ timestamp: Date.now() - 30_000 }) } });
     expect(confirmed.status).toBe(200);
 
-    const { page, watched, close } = await openConsole(lab);
-    try {
+    await withConsole(lab, '', async (page) => {
       await page.getByLabel('Username').fill('totp-user');
       await page.getByLabel('Password').fill('a totp user password');
       await page.getByRole('button', { name: 'Sign in' }).click();
@@ -141,16 +126,12 @@ describe('a Standard user', () => {
       const nav = page.getByRole('navigation', { name: 'Main' });
       await nav.getByRole('link', { name: 'Settings' }).waitFor();
       expect(await nav.getByRole('link').allTextContents()).toEqual(['Jobs', 'New job', 'Settings']);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 
   it('who may not delete jobs is told why when trying, and is no longer offered Delete', { timeout: 60_000 }, async () => {
     await standardUser('no-delete', 'a no delete password', ['email-validations:read:my', 'email-validations:write:my']);
-    const { page, watched, close } = await openConsole(lab, '#/new');
-    try {
+    await withConsole(lab, '#/new', async (page) => {
       await signIn(page, 'no-delete', 'a no delete password');
       await page.getByLabel('Addresses').fill('ann@console-shop.com');
       await page.getByRole('button', { name: 'Verify' }).click();
@@ -162,9 +143,6 @@ describe('a Standard user', () => {
       expect(refused.status).toBe(403);
       await page.getByRole('alert').getByText(refused.body.detail, { exact: true }).waitFor();
       expect(await page.getByRole('button', { name: 'Delete' }).count()).toBe(0);
-      expectClean(watched);
-    } finally {
-      await close();
-    }
+    });
   });
 });

@@ -130,8 +130,10 @@ export function App() {
     setToken(null);
     setNotice(why);
   };
+  useEffect(() => {
+    if (token === null) document.title = 'Sign in · mailverify';
+  }, [token]);
   if (token === null) {
-    document.title = 'Sign in · mailverify';
     return (
       <main id="main" tabIndex={-1}>
         <SignInPage

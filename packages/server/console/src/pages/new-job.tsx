@@ -73,16 +73,16 @@ export function NewJobPage(props: PageProps) {
     setError(null);
     let request: Promise<{ overview: JobOverview }>;
     if (file !== null) {
-      const form = new FormData();
+      const body = new FormData();
       const layout = fileSettings(kind!, {
         column: numberOf(fields.namedItem('column') as HTMLInputElement),
         sheet: numberOf(fields.namedItem('sheet') as HTMLInputElement),
         header: (fields.namedItem('header') as HTMLInputElement | null)?.checked ?? false,
         delimiter: value('delimiter'),
       });
-      form.append('settings', JSON.stringify({ ...settings, ...layout }));
-      form.append('inputFile', uploadable(file));
-      request = props.api.request<{ overview: JobOverview }>('POST', '/email-validations', { form }).then((answer) => answer.body);
+      body.append('settings', JSON.stringify({ ...settings, ...layout }));
+      body.append('inputFile', uploadable(file));
+      request = props.api.request<{ overview: JobOverview }>('POST', '/email-validations', { form: body }).then((answer) => answer.body);
     } else {
       const entries = pastedEntries(value('addresses'));
       if (entries.length === 0) {

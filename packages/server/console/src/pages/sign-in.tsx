@@ -1,5 +1,5 @@
 import { Fragment } from 'preact';
-import { useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { createApi } from '../api.js';
 import { ProblemMessage } from '../components/problem.js';
 import { signIn, verifyCode } from '../session.js';
@@ -20,6 +20,8 @@ export function SignInPage({ basePath, notice, onSignedIn }: SignInProps) {
   const username = useRef<HTMLInputElement>(null);
   const password = useRef<HTMLInputElement>(null);
   const code = useRef<HTMLInputElement>(null);
+  // The first field takes the focus whenever the page is shown (at load, and after signing out).
+  useEffect(() => username.current?.focus(), []);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -55,7 +57,7 @@ export function SignInPage({ basePath, notice, onSignedIn }: SignInProps) {
         {firstFactor === null ? (
           <Fragment key="password">
             <label for="username">Username</label>
-            <input id="username" ref={username} name="username" autocomplete="username" required autoFocus />
+            <input id="username" ref={username} name="username" autocomplete="username" required />
             <label for="password">Password</label>
             <input id="password" ref={password} name="password" type="password" autocomplete="current-password" required />
           </Fragment>
