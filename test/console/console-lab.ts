@@ -183,17 +183,10 @@ export function personBody(type: 'Standard' | 'Administrator', displayName: stri
   return { type, displayName, authentication: { password: { username, password } }, ...(rules !== undefined && { authorization: { rules } }) };
 }
 
-/**
- * `work` on a page of the console opened at `hash` and signed in as `username`; then nothing may have been refused
- * by the CSP, fetched from another origin or thrown. The page is closed whatever happens.
- */
-export async function withConsole(lab: ConsoleLab, hash: string, [username, password]: readonly [string, string], work: (page: Page) => Promise<void>): Promise<void> {
-  const { page, watched, close } = await openConsole(lab, hash);
-  try {
+/** withConsole, signed in as `username` first. */
+export function withSignedInConsole(lab: ConsoleLab, hash: string, [username, password]: readonly [string, string], work: (page: Page) => Promise<void>): Promise<void> {
+  return withConsole(lab, hash, async (page) => {
     await signIn(page, username, password);
     await work(page);
-    expectClean(watched);
-  } finally {
-    await close();
-  }
+  });
 }

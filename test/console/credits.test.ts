@@ -15,7 +15,7 @@ import {
   personBody,
   screenshot,
   startConsoleLab,
-  withConsole,
+  withSignedInConsole,
   type ConsoleLab,
 } from './console-lab.js';
 
@@ -41,7 +41,7 @@ async function verify(addresses: readonly string[]): Promise<void> {
 
 describe('the console credits page', () => {
   it('shows root the balance and the daily usage, and adds credit packs', async () => {
-    await withConsole(lab, '#/credits', [ROOT, ROOT_PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/credits', [ROOT, ROOT_PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Users', 'Credits', 'Settings']);
       const balance = page.getByRole('region', { name: 'Balance' });
       await balance.waitFor();
@@ -86,7 +86,7 @@ describe('the console credits page', () => {
 
   it('shows a Standard user that may read the balance and usage both, without the credit pack form', async () => {
     await createUser(lab, personBody('Standard', 'Bea Bookkeeper', 'bea', PASSWORD, ['email-validations:*:my', 'credits']));
-    await withConsole(lab, '#/credits', ['bea', PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/credits', ['bea', PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Credits', 'Settings']);
       await page.getByRole('region', { name: 'Balance' }).waitFor();
       await page.getByRole('figure', { name: 'Daily usage' }).getByRole('table').waitFor();
@@ -97,7 +97,7 @@ describe('the console credits page', () => {
 
   it('tells a user that may read the balance only why there is no usage chart', async () => {
     await createUser(lab, personBody('Standard', 'Bo Balance', 'bo', PASSWORD, ['email-validations:*:my', 'credits:read-balance']));
-    await withConsole(lab, '#/credits', ['bo', PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/credits', ['bo', PASSWORD], async (page) => {
       await page.getByRole('region', { name: 'Balance' }).waitFor();
       const refused = await lab.asRoot('GET', '/v2.7/credits/daily-usage', { auth: `Basic ${Buffer.from(`bo:${PASSWORD}`).toString('base64')}` });
       expect(refused.status).toBe(403);
@@ -108,7 +108,7 @@ describe('the console credits page', () => {
 
   it('does not offer Credits to a user without credits rules', async () => {
     await createUser(lab, personBody('Standard', 'Cy Nocredit', 'cy', PASSWORD, ['email-validations:*:my']));
-    await withConsole(lab, '#/credits', ['cy', PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/credits', ['cy', PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Settings']);
       await page.getByRole('heading', { name: 'Not available' }).waitFor();
     });

@@ -162,10 +162,15 @@ describe('a pasted list', () => {
       const input = header!.indexOf('inputData');
       expect(cells.map((row) => row[input])).toEqual(['ann@console-shop.com', 'bob@console-shop.com', 'cleo@console-shop.com']);
 
-      // Deleted once confirmed, then back to the jobs, where it is no more.
-      page.once('dialog', (dialog) => void dialog.accept());
+      // Deleted at once, with no dialog to answer, then back to the jobs, where it is no more.
+      const dialogs: string[] = [];
+      page.on('dialog', (dialog) => {
+        dialogs.push(dialog.message());
+        void dialog.dismiss();
+      });
       await page.getByRole('button', { name: 'Delete' }).click();
       await page.waitForURL(/#\/jobs$/);
+      expect(dialogs).toEqual([]);
       await page.getByRole('table', { name: 'Jobs' }).waitFor();
       expect(await page.getByRole('link', { name: 'Pasted list' }).count()).toBe(0);
       expect((await lab.asRoot('GET', `/v2.7/email-validations/${id}`)).status).toBe(410);

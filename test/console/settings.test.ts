@@ -19,7 +19,7 @@ import {
   personBody,
   screenshot,
   startConsoleLab,
-  withConsole,
+  withSignedInConsole,
   type ConsoleLab,
 } from './console-lab.js';
 
@@ -50,7 +50,7 @@ async function qualityRows(page: Page): Promise<string[]> {
 
 describe('the console settings page', () => {
   it('lets root edit the override rules, saved with PUT, and lists the quality levels', async () => {
-    await withConsole(lab, '#/settings', [ROOT, ROOT_PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/settings', [ROOT, ROOT_PASSWORD], async (page) => {
       await rulesTable(page).getByText('No rules: every address is checked.').waitFor();
       expect(await qualityRows(page)).toEqual([
         'Standard\tStandard\tBuilt in\t1\tDefault',
@@ -100,7 +100,7 @@ describe('the console settings page', () => {
 
   it('lets an administrator read and replace the override rules', async () => {
     await createUser(lab, personBody('Administrator', 'Ada Admin', 'ada', PASSWORD));
-    await withConsole(lab, '#/settings', ['ada', PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/settings', ['ada', PASSWORD], async (page) => {
       const pattern = page.getByLabel('Pattern of rule 1');
       await pattern.waitFor();
       expect(await pattern.inputValue()).toBe('ann@console-shop.com');
@@ -113,7 +113,7 @@ describe('the console settings page', () => {
 
   it('shows a Standard user the quality levels, not the override rules, and its own TOTP, which it enrols', async () => {
     await createUser(lab, personBody('Standard', 'Sam Standard', 'sam', PASSWORD, ['email-validations:*:my']));
-    await withConsole(lab, '#/settings', ['sam', PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/settings', ['sam', PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Settings']);
       expect(await qualityRows(page)).toHaveLength(4);
       expect(await page.getByRole('heading', { name: 'Override rules' }).count()).toBe(0);

@@ -20,7 +20,7 @@ import {
   personBody,
   screenshot,
   startConsoleLab,
-  withConsole,
+  withSignedInConsole,
   type ConsoleLab,
 } from './console-lab.js';
 
@@ -54,7 +54,7 @@ const usersTable = (page: Page) => page.getByRole('table', { name: 'Users' });
 
 describe('the console users pages', () => {
   it('lets root create a Standard user with narrow rules and a BrowserApp, whose key it shows', async () => {
-    await withConsole(lab, '#/users', [ROOT, ROOT_PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/users', [ROOT, ROOT_PASSWORD], async (page) => {
       await usersTable(page).waitFor();
       await expectAccessible(page);
 
@@ -116,7 +116,7 @@ describe('the console users pages', () => {
 
   it('edits a user: its rules, limits and firewall, then deactivates it; a change made meanwhile is shown, not overwritten', async () => {
     const { id } = await createUser(lab, personBody('Standard', 'Edna Editable', 'edna', PASSWORD, ['email-validations:*:my']));
-    await withConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
+    await withSignedInConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
       await page.getByRole('heading', { name: 'Edna Editable', level: 1 }).waitFor();
       await expectAccessible(page);
       await page.getByLabel('Rules').fill('email-validations:*:my\ncredits:read-balance');
@@ -178,7 +178,7 @@ describe('the console users pages', () => {
 
   it('enrols a TOTP with its secret shown as text, confirms it with a code, and removes it', async () => {
     const { id } = await createUser(lab, personBody('Standard', 'Theo Totp', 'theo', PASSWORD));
-    await withConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
+    await withSignedInConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
       await page.getByRole('heading', { name: 'Theo Totp', level: 1 }).waitFor();
       // An edit not saved yet outlives the TOTP's changes.
       await page.getByLabel('Display name').fill('Theo T.');
@@ -216,7 +216,7 @@ describe('the console users pages', () => {
 
   it("sets a user's CAPTCHA providers, whose secrets are sent and never shown again", async () => {
     const { id } = await createUser(lab, { type: 'BrowserApp', displayName: 'Captcha form' });
-    await withConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
+    await withSignedInConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
       await page.getByRole('heading', { name: 'Captcha form', level: 1 }).waitFor();
       await page.getByLabel('Require a CAPTCHA token with each submission').check();
       await page.getByLabel('Use Turnstile').check();
@@ -242,7 +242,7 @@ describe('the console users pages', () => {
 
   it('deletes a user once the deletion is confirmed', async () => {
     const { id } = await createUser(lab, personBody('Standard', 'Dora Deletable', 'dora', PASSWORD));
-    await withConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
+    await withSignedInConsole(lab, `#/users/${id}`, [ROOT, ROOT_PASSWORD], async (page) => {
       await page.getByRole('heading', { name: 'Dora Deletable', level: 1 }).waitFor();
       await page.getByRole('button', { name: 'Delete user' }).click();
       const dialog = page.getByRole('dialog', { name: 'Delete Dora Deletable?' });
@@ -266,7 +266,7 @@ describe('the console users pages', () => {
   });
 
   it('creates a user with the keyboard alone', async () => {
-    await withConsole(lab, '#/users', [ROOT, ROOT_PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/users', [ROOT, ROOT_PASSWORD], async (page) => {
       await page.getByRole('button', { name: 'New user' }).waitFor();
       // The page's heading has the focus; the next stop is "New user".
       await page.locator('#page-title:focus').waitFor();
@@ -300,7 +300,7 @@ describe('the console users pages', () => {
 
   it('offers a Standard user with narrow rules neither Users nor Credits', async () => {
     await createUser(lab, personBody('Standard', 'Nina Narrow', 'nina', PASSWORD, ['email-validations:*:my']));
-    await withConsole(lab, '#/jobs', ['nina', PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/jobs', ['nina', PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Settings']);
       await page.goto(`${lab.consoleUrl}#/users`);
       await page.getByRole('heading', { name: 'Not available' }).waitFor();
@@ -310,7 +310,7 @@ describe('the console users pages', () => {
 
   it('shows a user who may only read users the list and read-only pages, without "New user" or deletion', async () => {
     await createUser(lab, personBody('Standard', 'Rita Reader', 'rita', PASSWORD, ['email-validations:*:my', 'users:read']));
-    await withConsole(lab, '#/jobs', ['rita', PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/jobs', ['rita', PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Users', 'Settings']);
       await page.getByRole('link', { name: 'Users' }).click();
       await usersTable(page).getByRole('link', { name: 'Rita Reader' }).waitFor();
@@ -330,7 +330,7 @@ describe('the console users pages', () => {
   it('offers a Standard user that may write users no Administrator type, and administrators read-only', async () => {
     await createUser(lab, personBody('Standard', 'Will Writer', 'will', PASSWORD, ['email-validations:*:my', 'users:read', 'users:write']));
     const { id: adminId } = await createUser(lab, personBody('Administrator', 'Adam Admin', 'adam', PASSWORD));
-    await withConsole(lab, '#/users', ['will', PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/users', ['will', PASSWORD], async (page) => {
       await page.getByRole('button', { name: 'New user' }).click();
       expect(await page.getByLabel('Type').locator('option').allTextContents()).toEqual(['Standard', 'BrowserApp']);
       await page.getByRole('button', { name: 'Cancel' }).click();
@@ -346,7 +346,7 @@ describe('the console users pages', () => {
 
   it('offers an administrator Users (and no Credits, which are off), and lets it create users', async () => {
     await createUser(lab, personBody('Administrator', 'Ada Admin', 'ada', PASSWORD));
-    await withConsole(lab, '#/jobs', ['ada', PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/jobs', ['ada', PASSWORD], async (page) => {
       expect(await offeredLinks(page)).toEqual(['Jobs', 'New job', 'Users', 'Settings']);
       await page.getByRole('link', { name: 'Users' }).click();
       await page.getByRole('button', { name: 'New user' }).click();
@@ -368,7 +368,7 @@ describe('the console users pages', () => {
     for (let index = 0; index < 50; index++) await createUser(lab, { type: 'BrowserApp', displayName: `Widget ${String(index).padStart(2, '0')}` });
     const all = (await listedUsers()).map((user) => user.displayName);
     expect(all.length).toBeGreaterThan(50);
-    await withConsole(lab, '#/users', [ROOT, ROOT_PASSWORD], async (page) => {
+    await withSignedInConsole(lab, '#/users', [ROOT, ROOT_PASSWORD], async (page) => {
       const names = () => usersTable(page).locator('tbody tr td:first-child').allInnerTexts();
       await usersTable(page).getByRole('link', { name: all[0]! }).waitFor();
       expect(await names()).toEqual(all.slice(0, 50));

@@ -98,6 +98,9 @@ function send(request: FastifyRequest, reply: FastifyReply, asset: Asset, header
   return reply.send(body);
 }
 
+/** Pages and scripts for browsers, not operations of the interface: left out of the OpenAPI document. */
+const NOT_AN_OPERATION = { schema: { hide: true } };
+
 export interface FacesOptions {
   /** The console at `<base>/console/` (default true); off, its paths are unknown (404) and `<base>/` is not redirected. */
   readonly console?: boolean;
@@ -116,7 +119,7 @@ export function faceRoutes(app: FastifyInstance, base: string, options: FacesOpt
   // (the server's CORS answers name the page's origin), and both a resource policy that lets them through.
   const widget = widgetFolder === null ? new Map<string, Asset>() : loadAssets(widgetFolder, () => 'public, max-age=3600');
   if (widgetFolder === null) app.log.warn('the widget is not built into this installation: /widget/ answers 404');
-  app.get(`${base}/widget/:file`, async (request, reply) => {
+  app.get(`${base}/widget/:file`, NOT_AN_OPERATION, async (request, reply) => {
     const asset = widget.get((request.params as { file: string }).file);
     if (asset === undefined) return sendProblem(reply, new ProblemError(404, `No resource at ${base}/widget/${(request.params as { file: string }).file.slice(0, 100)}.`));
     return send(request, reply, asset, { 'cross-origin-resource-policy': 'cross-origin' });
@@ -146,9 +149,9 @@ export function faceRoutes(app: FastifyInstance, base: string, options: FacesOpt
     }
     return send(request, reply, asset, consoleHeaders);
   };
-  app.get(`${base}/console/*`, serveConsole);
+  app.get(`${base}/console/*`, NOT_AN_OPERATION, serveConsole);
   // Relative asset URLs need the trailing slash.
-  app.get(`${base}/console`, async (_request, reply) => reply.redirect(`${base}/console/`, 308));
-  app.get(`${base}/`, async (_request, reply) => reply.redirect(`${base}/console/`, 302));
-  if (base !== '') app.get(base, async (_request, reply) => reply.redirect(`${base}/console/`, 302));
+  app.get(`${base}/console`, NOT_AN_OPERATION, async (_request, reply) => reply.redirect(`${base}/console/`, 308));
+  app.get(`${base}/`, NOT_AN_OPERATION, async (_request, reply) => reply.redirect(`${base}/console/`, 302));
+  if (base !== '') app.get(base, NOT_AN_OPERATION, async (_request, reply) => reply.redirect(`${base}/console/`, 302));
 }

@@ -21,7 +21,9 @@ export function JobPage({ api, route }: PageProps) {
   const [deleting, setDeleting] = useState(false);
 
   const remove = async () => {
-    if (job === null || !confirm(`Delete ${jobTitle(job)} and its results? This cannot be undone.`)) return;
+    // No confirmation dialog: the button says what it does (its description), and a browser's own confirm() would be
+    // dismissed unseen by automation driving the console.
+    if (job === null) return;
     setDeleting(true);
     setDeleteError(null);
     try {
@@ -62,9 +64,12 @@ export function JobPage({ api, route }: PageProps) {
           <ProblemMessage error={deleteError} />
           {!isRefused(api, 'delete') && (
             <div class="actions">
-              <button type="button" class="danger" disabled={deleting} onClick={remove}>
+              <button type="button" class="danger" disabled={deleting} onClick={remove} aria-describedby="delete-hint">
                 Delete
               </button>
+              <p id="delete-hint" class="hint">
+                Deletes the job and its results at once; this cannot be undone.
+              </p>
             </div>
           )}
         </>
