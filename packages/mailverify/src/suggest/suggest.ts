@@ -18,9 +18,10 @@
  *   the namespace (nearly every 3-letter `.com` is registered), so they need a longer name or a typing-typical edit,
  *   and a letter far from the one meant near the start or end of a short name makes another word (`grail`, `libera`).
  * - The dominant providers (gmail.com, yahoo.com, hotmail.com), far commoner than any name near them, also take a
- *   neighbouring key for the first letter (`tahoo`) and two slips of the hand (`gimal`, `gmial.co`); a big provider
- *   without its first letter is taken when the rest starts with a vowel (`ahoo.com`, `andex.ru`); a common domain with
- *   its suffix typed twice is taken (`gmail.com.com`).
+ *   neighbouring key for the first letter (`tahoo`, on any of the name's suffixes: `tahoo.co.uk`) and two slips of
+ *   the hand (`gimal`, `gmial.co`); a big provider without its first letter is taken when the rest starts with a
+ *   vowel (`ahoo.com`, `andex.ru`); common names of six letters or more take both too (`kibero.it`, `ibero.it`); a
+ *   common domain with its suffix typed twice is taken (`gmail.com.com`).
  * - Ties rank by the kind of slip (swapped or doubled letters and neighbouring keys first) and then popularity.
  */
 import { parse } from 'tldts';
@@ -55,8 +56,13 @@ interface Target {
   readonly lettersOnly: boolean;
   /** Popularity bonus: ranks candidates whose slips cost the same. */
   readonly bonus: number;
-  /** The weight given (addresses per 100,000): the first-letter and two-slip rules apply to the commonest only. */
+  /** The weight given (addresses per 100,000): the two-slip rules apply to the commonest only. */
   readonly weight: number;
+  /**
+   * The weights of every target with the same name added up (yahoo: yahoo.com, yahoo.co.uk, yahoo.fr...): the
+   * first-letter rules go by the name, as a user who types `tahoo` means Yahoo whatever the suffix.
+   */
+  nameWeight: number;
 }
 
 /** One typing slip that turns `intended` into `typed`, in `intended`'s positions. */
@@ -308,6 +314,14 @@ const TWO_SLIP_COST = 1.2;
  * `andex`, `utlook`); when it starts with a consonant it is too often a real name or word (`cloud` of icloud).
  */
 const DROPPED_FIRST_LETTER_WEIGHT = 800;
+/**
+ * From this length, names of this weight or more also take a neighbouring key for the first letter (`kibero`,
+ * `tandex`, `prange`) and, when the rest starts with a vowel, the first letter dropped (`ibero`, `ogers`): six-letter
+ * names are sparse enough (26^6 strings, a few million registered names across all suffixes) that a slip of a
+ * provider's name is far likelier than another real name.
+ */
+const FIRST_LETTER_SIX_LETTER_NAME = 6;
+const FIRST_LETTER_SIX_LETTER_WEIGHT = 100;
 
 function isVowel(letter: string | undefined): boolean {
   return letter !== undefined && letter.length === 1 && 'aeiou'.includes(letter);
@@ -326,11 +340,14 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
     if (suffix === undefined || suffix === domain || byDomain.has(domain)) continue;
     const head = domain.slice(0, -suffix.length - 1);
     const bonus = POPULARITY * Math.log10(Math.max(weight, 1));
-    const target = { domain, head, suffix, nameLength: head.replaceAll('.', '').length, lettersOnly: LETTERS_ONLY.test(head), bonus, weight };
+    const target = { domain, head, suffix, nameLength: head.replaceAll('.', '').length, lettersOnly: LETTERS_ONLY.test(head), bonus, weight, nameWeight: 0 };
     targets.push(target);
     byDomain.set(domain, target);
     wellKnown.add(domain);
   }
+  const nameWeights = new Map<string, number>();
+  for (const target of targets) nameWeights.set(target.head, (nameWeights.get(target.head) ?? 0) + target.weight);
+  for (const target of targets) target.nameWeight = nameWeights.get(target.head) ?? target.weight;
   for (const group of PROVIDER_VARIANTS) for (const name of group.names) wellKnown.add(name);
   for (const name of options.wellKnown ?? []) wellKnown.add(name.toLowerCase());
 
@@ -385,14 +402,10 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
         return length >= (first ? ANY_SLIP_MIN_LENGTH : TYPICAL_SLIP_MIN_LENGTH);
       case 'delete':
         if (isTypingTypical(edit, target.domain) && !first && length >= TYPICAL_SLIP_MIN_LENGTH) return true;
-        if (first && length >= ANY_SLIP_MIN_LENGTH && target.weight >= DROPPED_FIRST_LETTER_WEIGHT && isVowel(target.head[1])) {
-          return true;
-        }
+        if (first && isVowel(target.head[1]) && target.lettersOnly && takesFirstLetterSlip(target, DROPPED_FIRST_LETTER_WEIGHT)) return true;
         return length >= (first ? FIRST_LETTER_MIN_LENGTH : ANY_SLIP_MIN_LENGTH);
       case 'substitute':
-        if (first && length >= ANY_SLIP_MIN_LENGTH && target.weight >= DOMINANT_WEIGHT && isNeighbour(edit.typed, edit.intended)) {
-          return true;
-        }
+        if (first && isNeighbour(edit.typed, edit.intended) && target.lettersOnly && takesFirstLetterSlip(target, DOMINANT_WEIGHT)) return true;
         if (!isNeighbour(edit.typed, edit.intended) && length < DISTANT_KEY_MIN_LENGTH) {
           if (length < ANY_SLIP_MIN_LENGTH || first || edit.at === target.head.length - 1) return false;
           // Inside the name, or a vowel for a vowel (`gmeil`), or the letter next to it typed twice (`yahho`); a
@@ -402,6 +415,12 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
         }
         return length >= (first ? FIRST_LETTER_MIN_LENGTH : ANY_SLIP_MIN_LENGTH);
     }
+  }
+
+  /** Whether a slip in the first letter of the name is taken: a big provider's name, or a common six-letter one. */
+  function takesFirstLetterSlip(target: Target, bigWeight: number): boolean {
+    if (target.nameLength >= ANY_SLIP_MIN_LENGTH && target.nameWeight >= bigWeight) return true;
+    return target.nameLength >= FIRST_LETTER_SIX_LETTER_NAME && target.nameWeight >= FIRST_LETTER_SIX_LETTER_WEIGHT;
   }
 
   /** Whether a real suffix is taken for a slip of the common domain's suffix. */
