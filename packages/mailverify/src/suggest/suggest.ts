@@ -23,9 +23,16 @@
  *   vowel (`ahoo.com`, `andex.ru`); common names of six letters or more take both too (`kibero.it`, `ibero.it`); a
  *   common domain with its suffix typed twice is taken (`gmail.com.com`).
  * - Ties rank by the kind of slip (swapped or doubled letters and neighbouring keys first) and then popularity.
+ *
+ * Before any of that, a domain that looks like a common domain but is not it (UTS #39 skeletons, look-alike.ts:
+ * `gmаil.com` with a Cyrillic а, `rnsn.com`) gets that domain alone. Such a name is no slip of the hand but a
+ * homograph, pasted or planted, so it is suggested even when the domain has MX records (`lookAlike`).
  */
 import { parse } from 'tldts';
 import { COMMON_DOMAINS, COMMON_SUFFIXES, PROVIDER_VARIANTS, SUFFIX_TYPOS } from './common-domains.js';
+import { asciiLookAlikes, hasALabel, skeleton, toUnicodeDomain } from './look-alike.js';
+
+export { isMixedScriptDomain } from './look-alike.js';
 
 export interface SuggesterOptions {
   /** The domains suggestions point to, with a weight (popularity); replaces the built-in COMMON_DOMAINS. */
@@ -39,9 +46,13 @@ export interface SuggesterOptions {
 export interface Suggester {
   /**
    * Alternative addresses, best first: `localPart@suggestedDomain`, the local part kept as written. Empty when the
-   * domain is well known or no typo is likely. `asciiDomain` is lower-case A-labels (ParsedAddress.asciiDomainPart).
+   * domain is well known or no typo is likely. `asciiDomain` is lower-case A-labels (ParsedAddress.asciiDomainPart);
+   * `international` is ParsedAddress.hasInternationalDomainName, which spares a search for `xn--` labels (absent:
+   * searched).
    */
-  suggest(localPart: string, asciiDomain: string): string[];
+  suggest(localPart: string, asciiDomain: string, international?: boolean): string[];
+  /** The look-alike's suggestion alone (see `suggest`): what a domain with MX records still gets. */
+  lookAlike(localPart: string, asciiDomain: string, international?: boolean): string[];
   /** True for a common or otherwise known mailbox domain, and for hosts under one (`outlook.live.com`). */
   isWellKnown(asciiDomain: string): boolean;
 }
@@ -76,6 +87,8 @@ interface Edit {
 }
 
 const DEFAULT_MAX_SUGGESTIONS = 3;
+/** Look-alike answers kept for domains with U-labels (their skeleton costs microseconds). */
+const LOOK_ALIKE_CACHE_LIMIT = 4096;
 const NONE: readonly never[] = [];
 /** Weight of log10(popularity) against the cost of a slip: popularity only decides between near-equal slips. */
 const POPULARITY = 0.1;
@@ -369,6 +382,35 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
   const commonSuffixes = new Set(COMMON_SUFFIXES.map(([suffix]) => suffix));
   const listedTypos = new Map<string, Set<string>>(Object.entries(SUFFIX_TYPOS).map(([s, typos]) => [s, new Set(typos)]));
 
+  // Look-alikes: the LDH strings with a target's skeleton, listed (one lookup, no search of the domain); domains
+  // with U-labels by their skeleton.
+  const ldhLookAlikes = new Map<string, Target>();
+  for (const target of targets) {
+    for (const variant of asciiLookAlikes(target.domain)) if (variant !== target.domain && !ldhLookAlikes.has(variant)) ldhLookAlikes.set(variant, target);
+  }
+  let bySkeleton: Map<string, Target> | undefined;
+  const internationalLookAlikes = new Map<string, Target | null>();
+
+  /** The common domain `domain` looks like but is not, if any. */
+  function lookAlikeTarget(domain: string, international: boolean | undefined): Target | undefined {
+    let target: Target | null | undefined;
+    if (international ?? hasALabel(domain)) {
+      target = internationalLookAlikes.get(domain);
+      if (target === undefined) {
+        if (bySkeleton === undefined) {
+          bySkeleton = new Map();
+          for (const t of targets) if (!bySkeleton.has(skeleton(t.domain))) bySkeleton.set(skeleton(t.domain), t);
+        }
+        target = bySkeleton.get(skeleton(toUnicodeDomain(domain))) ?? null;
+        if (internationalLookAlikes.size >= LOOK_ALIKE_CACHE_LIMIT) internationalLookAlikes.clear();
+        internationalLookAlikes.set((' ' + domain).slice(1), target);
+      }
+    } else {
+      target = ldhLookAlikes.get(domain);
+    }
+    return target === null || target === undefined || target.domain === domain ? undefined : target;
+  }
+
   function isWellKnown(domain: string, real: ReturnType<typeof icannSuffix>): boolean {
     return wellKnown.has(domain) || (real?.registrable != null && wellKnown.has(real.registrable));
   }
@@ -469,10 +511,12 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
     return target?.suffix === domain.slice(start, middle) ? target : undefined;
   }
 
-  function suggestDomains(domain: string): string[] {
+  function suggestDomains(domain: string, international: boolean | undefined): string[] {
     if (wellKnown.has(domain)) return []; // the commonest case, known before the suffix is looked up
     const real = icannSuffix(domain);
     if (isWellKnown(domain, real)) return [];
+    const lookAlike = lookAlikeTarget(domain, international);
+    if (lookAlike !== undefined) return [lookAlike.domain];
     const repeated = repeatedSuffixTarget(domain);
     if (repeated !== undefined) return [repeated.domain];
     // A domain that may be real is only ever corrected to a common domain one slip away (two for the dominant
@@ -540,10 +584,15 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
 
   return {
     isWellKnown: (asciiDomain) => isWellKnown(asciiDomain, icannSuffix(asciiDomain)),
-    suggest(localPart: string, asciiDomain: string): string[] {
-      return suggestDomains(asciiDomain)
+    suggest(localPart: string, asciiDomain: string, international?: boolean): string[] {
+      return suggestDomains(asciiDomain, international)
         .slice(0, maxSuggestions)
         .map((domain) => `${localPart}@${domain}`);
+    },
+    lookAlike(localPart: string, asciiDomain: string, international?: boolean): string[] {
+      if (maxSuggestions < 1 || isWellKnown(asciiDomain, icannSuffix(asciiDomain))) return [];
+      const target = lookAlikeTarget(asciiDomain, international);
+      return target === undefined ? [] : [`${localPart}@${target.domain}`];
     },
   };
 }
