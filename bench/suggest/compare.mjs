@@ -14,7 +14,10 @@ if (values.base !== undefined) trees.push(['base', resolve(values.base)]);
 
 const bundles = trees.map(([name, tree]) => {
   mkdirSync(join(tree, 'bench', 'suggest'), { recursive: true });
-  if (tree !== here) copyFileSync(join(here, 'bench', 'suggest', 'run.ts'), join(tree, 'bench', 'suggest', 'run.ts'));
+  if (tree !== here) {
+    mkdirSync(join(tree, 'bench', 'offline'), { recursive: true });
+    for (const file of ['suggest/run.ts', 'offline/best-of.ts']) copyFileSync(join(here, 'bench', file), join(tree, 'bench', file));
+  }
   const out = join(here, 'bench', '.out', `suggest-${name}.mjs`);
   execFileSync(join(here, 'node_modules', '.bin', 'esbuild'), [join(tree, 'bench', 'suggest', 'run.ts'), '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outfile=${out}`, '--log-level=warning'], { cwd: tree, stdio: 'inherit' });
   return [name, out, tree];

@@ -10,6 +10,7 @@ import { parseWithPositions } from '../../packages/mailverify/src/syntax/parse.j
 import type { ParsedAddress } from '../../packages/mailverify/src/syntax/types.js';
 // @ts-expect-error plain JavaScript module
 import { LARGE_MIX, SEED, realisticCorpus } from '../syntax/corpus.mjs';
+import { bestNsPerItem } from '../offline/best-of.js';
 
 const { values: flags } = parseArgs({ options: { lines: { type: 'string', default: '200000' }, passes: { type: 'string', default: '7' } } });
 const passes = Number(flags.passes);
@@ -21,17 +22,7 @@ const suggester = suggestModule.createSuggester();
 // The look-alike flag's check, in a tree that has one.
 const mixedScript = (suggestModule as { isMixedScriptDomain?: (asciiDomain: string) => boolean }).isMixedScriptDomain;
 
-function time(body: () => number): number {
-  let best = Infinity;
-  let sink = 0;
-  for (let pass = 0; pass < passes; pass++) {
-    const started = process.hrtime.bigint();
-    sink += body();
-    best = Math.min(best, Number(process.hrtime.bigint() - started));
-  }
-  if (sink === -1) console.log(sink);
-  return best / parsed.length;
-}
+const time = (body: () => number): number => bestNsPerItem(passes, parsed.length, body);
 
 const suggest = time(() => parsed.reduce((n, p) => n + suggester.suggest(p.localPart, p.asciiDomainPart, p.hasInternationalDomainName).length, 0));
 const flag = mixedScript === undefined ? null : time(() => parsed.reduce((n, p) => n + (mixedScript(p.asciiDomainPart) ? 1 : 0), 0));

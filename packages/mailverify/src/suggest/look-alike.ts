@@ -11,7 +11,7 @@
  *   as the Highly Restrictive level of §5.2 allows it.
  */
 import { createRequire } from 'node:module';
-import tr46 from 'tr46';
+import { detached, toUnicodeDomain } from '../syntax/idna.js';
 
 /** The confusables' prototypes, by source character; null until first needed. */
 let prototypes: ReadonlyMap<string, string> | null = null;
@@ -58,29 +58,7 @@ export function asciiLookAlikes(domain: string): string[] {
   return variants;
 }
 
-/** Mapping only, as in syntax/idna.ts: the A-labels come from the parser, already checked. */
-const DECODE = {
-  transitionalProcessing: false,
-  checkHyphens: false,
-  checkBidi: false,
-  checkJoiners: false,
-  useSTD3ASCIIRules: false,
-  verifyDNSLength: false,
-} as const;
-
 const CACHE_LIMIT = 4096;
-const unicodeCache = new Map<string, string>();
-
-/** The U-labels of a domain that has an `xn--` label (decoding costs microseconds: answers are kept). */
-export function toUnicodeDomain(asciiDomain: string): string {
-  let unicode = unicodeCache.get(asciiDomain);
-  if (unicode === undefined) {
-    unicode = tr46.toUnicode(asciiDomain, DECODE).domain;
-    if (unicodeCache.size >= CACHE_LIMIT) unicodeCache.clear();
-    unicodeCache.set((' ' + asciiDomain).slice(1), unicode);
-  }
-  return unicode;
-}
 
 export function hasALabel(asciiDomain: string): boolean {
   return asciiDomain.startsWith('xn--') || asciiDomain.includes('.xn--');
@@ -161,8 +139,16 @@ export function isMixedScriptLabel(label: string): boolean {
   return !(withoutLatin !== null && withoutLatin.some((code) => WITH_LATIN.includes(code)));
 }
 
+const mixedDomains = new Map<string, boolean>();
+
 /** Whether a label of the domain (lower-case A-labels, as ParsedAddress.asciiDomainPart) mixes scripts. */
 export function isMixedScriptDomain(asciiDomain: string): boolean {
   if (!hasALabel(asciiDomain)) return false; // LDH labels: Latin letters, and digits and hyphens (Common)
-  return toUnicodeDomain(asciiDomain).split('.').some(isMixedScriptLabel);
+  let mixed = mixedDomains.get(asciiDomain);
+  if (mixed === undefined) {
+    mixed = toUnicodeDomain(asciiDomain).split('.').some(isMixedScriptLabel);
+    if (mixedDomains.size >= CACHE_LIMIT) mixedDomains.clear();
+    mixedDomains.set(detached(asciiDomain), mixed);
+  }
+  return mixed;
 }

@@ -30,7 +30,8 @@
  */
 import { parse } from 'tldts';
 import { COMMON_DOMAINS, COMMON_SUFFIXES, PROVIDER_VARIANTS, SUFFIX_TYPOS } from './common-domains.js';
-import { asciiLookAlikes, hasALabel, skeleton, toUnicodeDomain } from './look-alike.js';
+import { detached, toUnicodeDomain } from '../syntax/idna.js';
+import { asciiLookAlikes, hasALabel, skeleton } from './look-alike.js';
 
 export { isMixedScriptDomain } from './look-alike.js';
 
@@ -382,11 +383,15 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
   const commonSuffixes = new Set(COMMON_SUFFIXES.map(([suffix]) => suffix));
   const listedTypos = new Map<string, Set<string>>(Object.entries(SUFFIX_TYPOS).map(([s, typos]) => [s, new Set(typos)]));
 
-  // Look-alikes: the LDH strings with a target's skeleton, listed (one lookup, no search of the domain); domains
-  // with U-labels by their skeleton.
+  // Look-alikes: the LDH strings with a target's skeleton, listed, their hashes among the quick test's keys (so that
+  // most domains pass without a lookup); domains with U-labels by their skeleton.
   const ldhLookAlikes = new Map<string, Target>();
   for (const target of targets) {
-    for (const variant of asciiLookAlikes(target.domain)) if (variant !== target.domain && !ldhLookAlikes.has(variant)) ldhLookAlikes.set(variant, target);
+    for (const variant of asciiLookAlikes(target.domain)) {
+      if (variant === target.domain || ldhLookAlikes.has(variant)) continue;
+      ldhLookAlikes.set(variant, target);
+      keyHashes.add(stringHash(variant));
+    }
   }
   let bySkeleton: Map<string, Target> | undefined;
   const internationalLookAlikes = new Map<string, Target | null>();
@@ -403,7 +408,7 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
         }
         target = bySkeleton.get(skeleton(toUnicodeDomain(domain))) ?? null;
         if (internationalLookAlikes.size >= LOOK_ALIKE_CACHE_LIMIT) internationalLookAlikes.clear();
-        internationalLookAlikes.set((' ' + domain).slice(1), target);
+        internationalLookAlikes.set(detached(domain), target);
       }
     } else {
       target = ldhLookAlikes.get(domain);
@@ -515,13 +520,16 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
     if (wellKnown.has(domain)) return []; // the commonest case, known before the suffix is looked up
     const real = icannSuffix(domain);
     if (isWellKnown(domain, real)) return [];
-    const lookAlike = lookAlikeTarget(domain, international);
+    const hasALabels = international ?? hasALabel(domain);
+    const lookAlike = hasALabels ? lookAlikeTarget(domain, true) : undefined;
     if (lookAlike !== undefined) return [lookAlike.domain];
     const repeated = repeatedSuffixTarget(domain);
     if (repeated !== undefined) return [repeated.domain];
     // A domain that may be real is only ever corrected to a common domain one slip away (two for the dominant
     // providers); most domains have none, which the hash test tells without building the candidates.
     const nearOneSlip = real === null || mayBeOneSlipFromTarget(domain, keyHashes);
+    const ldhLookAlike = nearOneSlip && !hasALabels ? lookAlikeTarget(domain, false) : undefined;
+    if (ldhLookAlike !== undefined) return [ldhLookAlike.domain];
     const twoSlips = nearOneSlip ? undefined : twoSlipTargets(domain);
     if (twoSlips?.length === 0) return [];
     const scored = new Map<string, number>();
