@@ -25,7 +25,7 @@ export const THIRTY_COMMON_DOMAINS = [
 /** The letter rows of the QWERTY layout (ISO/IEC 9995-1 key positions, US and UK ISO 9995-2 letter assignment). */
 export const QWERTY_LETTER_ROWS = ['qwertyuiop', 'asdfghjkl', 'zxcvbnm'] as const;
 
-/** Suffix typos and the suffix they stand for (forms seen in sign-up data: Kicksend/mailcheck's top-level list). */
+/** Suffix typos by the suffix they stand for: forms of SUFFIX_TYPOS (src/suggest/common-domains.ts, its sources there). */
 export const SUFFIX_SLIPS: Readonly<Record<string, readonly string[]>> = {
   com: ['con', 'cmo', 'vom', 'comm', 'om'],
   net: ['nte', 'ner'],
