@@ -1,8 +1,9 @@
 // bench/suggest/run.ts of this tree against the same script in another tree (--base=DIR, a checkout with its
 // node_modules), each bundled once, then run in turns, each run its own process, --rounds rounds with the order
-// swapped every round; prints each run and the medians.
+// swapped every round; prints each run and the medians. Then, with --base, both suggesters in one process
+// (same-process.ts).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -41,4 +42,22 @@ const median = (xs) => {
 for (const [name, runs] of results) {
   const flag = runs[0].mixedScriptNs === null ? '' : `, mixed-script check median ${median(runs.map((r) => r.mixedScriptNs)).toFixed(1)} ns`;
   console.log(`${name}: suggester.suggest median ${median(runs.map((r) => r.suggestNs)).toFixed(1)} ns per address (min ${Math.min(...runs.map((r) => r.suggestNs)).toFixed(1)})${flag}; ${runs[0].suggested} of ${runs[0].addresses} suggested`);
+}
+
+if (values.base !== undefined) {
+  const suggestModule = (tree) => JSON.stringify(join(tree, 'packages', 'mailverify', 'src', 'suggest', 'suggest.ts'));
+  const entry = join(here, 'bench', '.out', 'suggest-same-process-entry.ts');
+  writeFileSync(
+    entry,
+    [
+      `import { createSuggester as current } from ${suggestModule(here)};`,
+      `import { createSuggester as base } from ${suggestModule(resolve(values.base))};`,
+      `import { runSameProcess } from ${JSON.stringify(join(here, 'bench', 'suggest', 'same-process.ts'))};`,
+      `runSameProcess({ base: base(), current: current() }, ${Number(values.lines)});`,
+      '',
+    ].join('\n'),
+  );
+  const out = join(here, 'bench', '.out', 'suggest-same-process.mjs');
+  execFileSync(join(here, 'node_modules', '.bin', 'esbuild'), [entry, '--bundle', '--platform=node', '--format=esm', '--packages=external', `--outfile=${out}`, '--log-level=warning'], { cwd: here, stdio: 'inherit' });
+  execFileSync(process.execPath, [out], { cwd: here, stdio: 'inherit' });
 }
