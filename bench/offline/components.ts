@@ -23,6 +23,7 @@ import { parseWithPositions } from '../../packages/mailverify/src/syntax/parse.j
 import type { ParsedAddress, ParseResult } from '../../packages/mailverify/src/syntax/types.js';
 // @ts-expect-error plain JavaScript module
 import { LARGE_MIX, SEED, realisticCorpus } from '../syntax/corpus.mjs';
+import { bestNsPerItem } from './best-of.js';
 
 const { values: flags } = parseArgs({ options: { lines: { type: 'string', default: '200000' }, passes: { type: 'string', default: '5' } } });
 const passes = Number(flags.passes);
@@ -54,17 +55,7 @@ function entryOf(index: number, inputData: string, result: ParseResult): Entry {
 const sampleEntries = inputs.map((input, i) => entryOf(i, input, parses[i]!.result));
 
 /** Best nanoseconds per address over the passes (`count` items per pass, spread over all inputs). */
-function time(body: () => number): number {
-  let best = Infinity;
-  let sink = 0;
-  for (let pass = 0; pass < passes; pass++) {
-    const started = process.hrtime.bigint();
-    sink += body();
-    best = Math.min(best, Number(process.hrtime.bigint() - started));
-  }
-  if (sink === -1) console.log(sink);
-  return best / inputs.length;
-}
+const time = (body: () => number): number => bestNsPerItem(passes, inputs.length, body);
 
 async function timeAsync(body: () => Promise<number>): Promise<number> {
   let best = Infinity;

@@ -55,6 +55,7 @@ const ZONES: Zones = {
   'dea-mx.com': { mx: [{ priority: 10, exchange: 'mx.dea-lab.net' }] },
   // A typo of a common domain that exists, with MX records: no suggestion for it.
   'yaho.com': { mx: [{ priority: 10, exchange: 'mx1.mx-ok.com' }] },
+  'xn--gmil-63d.com': { mx: [{ priority: 10, exchange: 'mx1.mx-ok.com' }] }, // gmаil.com, with a Cyrillic а
   'mx.dea-lab.net': { a: [PUBLIC_A] },
   // The first UDP query for each name is lost.
   'lossy.com': { mx: [{ priority: 10, exchange: 'mx.lossy.com' }], dropUdp: 1 },
@@ -381,6 +382,14 @@ describe('flags and suggestions', () => {
     const resolvesWithMx = await verifier().verify('jane@yaho.com');
     expect(resolvesWithMx).toMatchObject({ status: 'Success' });
     expect(resolvesWithMx.suggestions).toBeUndefined();
+  });
+
+  it('suggest the common domain a look-alike stands for even when it has MX records, and flag its mixed scripts', async () => {
+    const lookAlike = await verifier().verify('jane@gm\u0430il.com');
+    expect(lookAlike).toMatchObject({ status: 'Success', suggestions: ['jane@gmail.com'], hasMixedScriptDomainName: true });
+    expect(lookAlike.asciiEmailAddressDomainPart).toBe('xn--gmil-63d.com');
+    const plain = await verifier().verify('jane@mx-ok.com');
+    expect(plain.hasMixedScriptDomainName).toBeUndefined();
   });
 });
 

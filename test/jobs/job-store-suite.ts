@@ -218,6 +218,22 @@ export function describeJobStore(name: string, subject: StoreUnderTest): void {
         expect(await store.entry('job-a', 1)).toEqual(empty);
       });
 
+      it('keeps the mixed-script flag, after the service’s fields and before the evidence', async () => {
+        const store = await openStore();
+        await store.createJob(newJob('job-a'), [{ inputData: 'jane@gm\u0430il.com' }, { inputData: 'joe@gm\u0430il.com' }]);
+        const completedOn = '2025-03-01T10:05:00.123Z';
+        const common = { classification: 'Deliverable', status: 'Success' as const, suggestions: ['jane@gmail.com'], completedOn };
+        const flagged: Entry = { index: 0, inputData: 'jane@gm\u0430il.com', ...common, hasMixedScriptDomainName: true };
+        const both: Entry = { index: 1, inputData: 'joe@gm\u0430il.com', ...common, hasMixedScriptDomainName: true, evidence: { mx: ['mx.example.org'] } };
+        expect(await store.saveResults('job-a', [flagged, both])).toBe(2);
+        const read = await store.entry('job-a', 0);
+        expect(read).toEqual(flagged);
+        expect(Object.keys(read!).at(-1)).toBe('hasMixedScriptDomainName');
+        const readBoth = await store.entry('job-a', 1);
+        expect(readBoth).toEqual(both);
+        expect(Object.keys(readBoth!).slice(-2)).toEqual(['hasMixedScriptDomainName', 'evidence']);
+      });
+
       it('answers null for an entry without a result, outside the job, or of an unknown job', async () => {
         const store = await openStore();
         await createAnswered(store, 'job-a', 4, (i) => i !== 2);

@@ -47,6 +47,18 @@ describe('second-level typos', () => {
     expect(suggest('aver.com')).toEqual([]); // a real company, naver.com without its n: too rare a provider
   });
 
+  it('go by the name for the first letter, whatever the suffix, and take it in common six-letter names', () => {
+    expect(suggest('tahoo.co.uk')).toEqual(['jane@yahoo.co.uk']); // yahoo is a dominant name on any suffix
+    expect(suggest('ahoo.co.uk')).toEqual(['jane@yahoo.co.uk']);
+    expect(suggest('kibero.it')).toEqual(['jane@libero.it']); // k is next to l
+    expect(suggest('tandex.ru')).toEqual(['jane@yandex.ru']);
+    expect(suggest('ibero.it')).toEqual(['jane@libero.it']); // the rest starts with a vowel
+    expect(suggest('ogers.com')).toEqual(['jane@rogers.com']);
+    expect(suggest('range.fr')).toEqual([]); // a word: the rest starts with a consonant
+    expect(suggest('zibero.it')).toEqual([]); // z is far from l
+    expect(suggest('inline.de')).toEqual([]); // online.de is too rare a name
+  });
+
   it('take a letter far from the one meant in a short name only inside it, for a vowel, or typed twice', () => {
     expect(suggest('gmeil.com')).toEqual(['jane@gmail.com']);
     expect(suggest('yahho.com')).toEqual(['jane@yahoo.com']);

@@ -55,7 +55,8 @@ export function jsonLine(entry: Entry): string {
     // The address is usually the input itself: its literal is already made.
     line += ',"' + field + '":' + (value === input ? quotedInput : jsonValue(value));
   }
-  // mailverify's own field, after the service's.
+  // mailverify's own fields, after the service's.
+  if (entry.hasMixedScriptDomainName !== undefined) line += ',"hasMixedScriptDomainName":' + jsonValue(entry.hasMixedScriptDomainName);
   if (entry.evidence !== undefined) line += ',"evidence":' + JSON.stringify(entry.evidence);
   return line + '}';
 }
@@ -143,11 +144,11 @@ const stringBound = (value: unknown): number =>
   typeof value === 'string' ? value.length * MAX_JSON_BYTES_PER_UNIT + 2 : value === undefined ? 0 : MAX_SCALAR_BYTES;
 
 /**
- * An upper bound of the bytes `jsonLine(entry) + '\n'` takes in UTF-8; Infinity for a list of suggestions or
- * evidence, which are left to jsonLine. The fields are read by name (reading them by a computed key costs several times as much).
+ * An upper bound of the bytes `jsonLine(entry) + '\n'` takes in UTF-8; Infinity for a list of suggestions,
+ * evidence or the mixed-script flag, which are left to jsonLine. The fields are read by name (reading them by a computed key costs several times as much).
  */
 function jsonLineBound(entry: Entry): number {
-  if (entry.suggestions !== undefined || entry.evidence !== undefined) return Infinity;
+  if (entry.suggestions !== undefined || entry.evidence !== undefined || entry.hasMixedScriptDomainName !== undefined) return Infinity;
   return (
     FIXED_BYTES +
     MAX_SCALAR_BYTES * 10 +

@@ -1,6 +1,7 @@
 /** The per-address result: the fields of the service's "Job entry (2.x)", plus the classification. */
 import type { Classification, StatusCode } from '../status/catalogue.js';
 import type { ParsedAddress } from '../syntax/types.js';
+import { isMixedScriptDomain } from '../suggest/look-alike.js';
 import type { Evidence } from './evidence.js';
 
 export interface Entry {
@@ -26,6 +27,11 @@ export interface Entry {
   duplicateOf?: number;
   /** ISO 8601 completion time. */
   completedOn: string;
+  /**
+   * A label of the domain mixes scripts (UTS #39 §5.1: `gmаil.com` with a Cyrillic а), as look-alikes of other
+   * domains do; present, true, only then (mailverify's own field; not in the service). It changes no status.
+   */
+  hasMixedScriptDomainName?: boolean;
   /** What decided the entry, when evidence was asked for (mailverify's own field; not in the service). */
   evidence?: Evidence;
 }
@@ -89,6 +95,7 @@ export function makeEntry(parts: EntryParts): Entry {
   if (parts.custom !== undefined) entry.custom = parts.custom;
   if (parts.duplicateOf !== undefined) entry.duplicateOf = parts.duplicateOf;
   entry.completedOn = isoNow();
+  if (parsed?.hasInternationalDomainName === true && isMixedScriptDomain(parsed.asciiDomainPart)) entry.hasMixedScriptDomainName = true;
   if (parts.evidence !== undefined) entry.evidence = parts.evidence;
   return entry;
 }

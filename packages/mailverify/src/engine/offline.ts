@@ -23,10 +23,14 @@ export function classifierOf(classifications: VerifierOptions['classifications']
   return classifications === undefined ? classificationOf : (status) => classifications[status] ?? classificationOf(status);
 }
 
-/** Typo suggestions, never for an address literal or a domain known to have MX records. */
+/**
+ * Suggestions, never for an address literal; for a domain known to have MX records, only the common domain it looks
+ * like (a homograph), no typo.
+ */
 export function typoSuggestions(suggester: Suggester | null, parsed: ParsedAddress, hasMx: boolean): string[] | undefined {
-  if (suggester === null || hasMx || parsed.domainPart.charCodeAt(0) === 0x5b) return undefined;
-  return suggester.suggest(parsed.localPart, parsed.asciiDomainPart);
+  if (suggester === null || parsed.domainPart.charCodeAt(0) === 0x5b) return undefined;
+  if (hasMx) return suggester.lookAlike(parsed.localPart, parsed.asciiDomainPart, parsed.hasInternationalDomainName);
+  return suggester.suggest(parsed.localPart, parsed.asciiDomainPart, parsed.hasInternationalDomainName);
 }
 
 /** The entry of an input as `verifyMany` with `checks: 'syntax'` gives it (deduplication Off). */

@@ -18,13 +18,23 @@
  *   the namespace (nearly every 3-letter `.com` is registered), so they need a longer name or a typing-typical edit,
  *   and a letter far from the one meant near the start or end of a short name makes another word (`grail`, `libera`).
  * - The dominant providers (gmail.com, yahoo.com, hotmail.com), far commoner than any name near them, also take a
- *   neighbouring key for the first letter (`tahoo`) and two slips of the hand (`gimal`, `gmial.co`); a big provider
- *   without its first letter is taken when the rest starts with a vowel (`ahoo.com`, `andex.ru`); a common domain with
- *   its suffix typed twice is taken (`gmail.com.com`).
+ *   neighbouring key for the first letter (`tahoo`, on any of the name's suffixes: `tahoo.co.uk`) and two slips of
+ *   the hand (`gimal`, `gmial.co`); a big provider without its first letter is taken when the rest starts with a
+ *   vowel (`ahoo.com`, `andex.ru`); common names of six letters or more take both too (`kibero.it`, `ibero.it`); a
+ *   common domain with its suffix typed twice is taken (`gmail.com.com`).
  * - Ties rank by the kind of slip (swapped or doubled letters and neighbouring keys first) and then popularity.
+ *
+ * Before any of that, a domain that looks like a common domain but is not it (UTS #39 skeletons, look-alike.ts:
+ * `gmаil.com` with a Cyrillic а, `rnsn.com`) gets that domain alone. Such a name is no slip of the hand but a
+ * homograph, pasted or planted, so it is suggested even when the domain has MX records (`lookAlike`).
  */
 import { parse } from 'tldts';
 import { COMMON_DOMAINS, COMMON_SUFFIXES, PROVIDER_VARIANTS, SUFFIX_TYPOS } from './common-domains.js';
+import { detached, toUnicodeDomain } from '../syntax/idna.js';
+import { asciiLookAlikes, hasALabel, skeleton } from './look-alike.js';
+
+// The look-alike checks the pipeline asks beside the suggestions (makeEntry, bench/suggest).
+export { isMixedScriptDomain } from './look-alike.js';
 
 export interface SuggesterOptions {
   /** The domains suggestions point to, with a weight (popularity); replaces the built-in COMMON_DOMAINS. */
@@ -38,9 +48,13 @@ export interface SuggesterOptions {
 export interface Suggester {
   /**
    * Alternative addresses, best first: `localPart@suggestedDomain`, the local part kept as written. Empty when the
-   * domain is well known or no typo is likely. `asciiDomain` is lower-case A-labels (ParsedAddress.asciiDomainPart).
+   * domain is well known or no typo is likely. `asciiDomain` is lower-case A-labels (ParsedAddress.asciiDomainPart);
+   * `international` is ParsedAddress.hasInternationalDomainName, which spares a search for `xn--` labels (absent:
+   * searched).
    */
-  suggest(localPart: string, asciiDomain: string): string[];
+  suggest(localPart: string, asciiDomain: string, international?: boolean): string[];
+  /** The look-alike's suggestion alone (see `suggest`): what a domain with MX records still gets. */
+  lookAlike(localPart: string, asciiDomain: string, international?: boolean): string[];
   /** True for a common or otherwise known mailbox domain, and for hosts under one (`outlook.live.com`). */
   isWellKnown(asciiDomain: string): boolean;
 }
@@ -55,8 +69,13 @@ interface Target {
   readonly lettersOnly: boolean;
   /** Popularity bonus: ranks candidates whose slips cost the same. */
   readonly bonus: number;
-  /** The weight given (addresses per 100,000): the first-letter and two-slip rules apply to the commonest only. */
+  /** The weight given (addresses per 100,000): the two-slip rules apply to the commonest only. */
   readonly weight: number;
+  /**
+   * The weights of every target with the same name added up (yahoo: yahoo.com, yahoo.co.uk, yahoo.fr...): the
+   * first-letter rules go by the name, as a user who types `tahoo` means Yahoo whatever the suffix.
+   */
+  nameWeight: number;
 }
 
 /** One typing slip that turns `intended` into `typed`, in `intended`'s positions. */
@@ -70,6 +89,8 @@ interface Edit {
 }
 
 const DEFAULT_MAX_SUGGESTIONS = 3;
+/** Look-alike answers kept for domains with U-labels (their skeleton costs microseconds). */
+const LOOK_ALIKE_CACHE_LIMIT = 4096;
 const NONE: readonly never[] = [];
 /** Weight of log10(popularity) against the cost of a slip: popularity only decides between near-equal slips. */
 const POPULARITY = 0.1;
@@ -308,6 +329,14 @@ const TWO_SLIP_COST = 1.2;
  * `andex`, `utlook`); when it starts with a consonant it is too often a real name or word (`cloud` of icloud).
  */
 const DROPPED_FIRST_LETTER_WEIGHT = 800;
+/**
+ * From this length, names of this weight or more also take a neighbouring key for the first letter (`kibero`,
+ * `tandex`, `prange`) and, when the rest starts with a vowel, the first letter dropped (`ibero`, `ogers`): among the
+ * 26^6 (some 300 million) six-letter strings, a slip of a common provider's name is far likelier than another real
+ * name, as the measures of test/suggest show (no unrelated domain corrected).
+ */
+const FIRST_LETTER_SIX_LETTER_NAME = 6;
+const FIRST_LETTER_SIX_LETTER_WEIGHT = 100;
 
 function isVowel(letter: string | undefined): boolean {
   return letter !== undefined && letter.length === 1 && 'aeiou'.includes(letter);
@@ -326,11 +355,14 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
     if (suffix === undefined || suffix === domain || byDomain.has(domain)) continue;
     const head = domain.slice(0, -suffix.length - 1);
     const bonus = POPULARITY * Math.log10(Math.max(weight, 1));
-    const target = { domain, head, suffix, nameLength: head.replaceAll('.', '').length, lettersOnly: LETTERS_ONLY.test(head), bonus, weight };
+    const target = { domain, head, suffix, nameLength: head.replaceAll('.', '').length, lettersOnly: LETTERS_ONLY.test(head), bonus, weight, nameWeight: 0 };
     targets.push(target);
     byDomain.set(domain, target);
     wellKnown.add(domain);
   }
+  const nameWeights = new Map<string, number>();
+  for (const target of targets) nameWeights.set(target.head, (nameWeights.get(target.head) ?? 0) + target.weight);
+  for (const target of targets) target.nameWeight = nameWeights.get(target.head) ?? target.weight;
   for (const group of PROVIDER_VARIANTS) for (const name of group.names) wellKnown.add(name);
   for (const name of options.wellKnown ?? []) wellKnown.add(name.toLowerCase());
 
@@ -351,6 +383,39 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
   );
   const commonSuffixes = new Set(COMMON_SUFFIXES.map(([suffix]) => suffix));
   const listedTypos = new Map<string, Set<string>>(Object.entries(SUFFIX_TYPOS).map(([s, typos]) => [s, new Set(typos)]));
+
+  // Look-alikes: the LDH strings with a target's skeleton, listed, their hashes among the quick test's keys (so that
+  // most domains pass without a lookup); domains with U-labels by their skeleton.
+  const ldhLookAlikes = new Map<string, Target>();
+  for (const target of targets) {
+    for (const variant of asciiLookAlikes(target.domain)) {
+      if (variant === target.domain || ldhLookAlikes.has(variant)) continue;
+      ldhLookAlikes.set(variant, target);
+      keyHashes.add(stringHash(variant));
+    }
+  }
+  let bySkeleton: Map<string, Target> | undefined;
+  const internationalLookAlikes = new Map<string, Target | null>();
+
+  /** The common domain `domain` looks like but is not, if any. */
+  function lookAlikeTarget(domain: string, international: boolean | undefined): Target | undefined {
+    let target: Target | null | undefined;
+    if (international ?? hasALabel(domain)) {
+      target = internationalLookAlikes.get(domain);
+      if (target === undefined) {
+        if (bySkeleton === undefined) {
+          bySkeleton = new Map();
+          for (const t of targets) if (!bySkeleton.has(skeleton(t.domain))) bySkeleton.set(skeleton(t.domain), t);
+        }
+        target = bySkeleton.get(skeleton(toUnicodeDomain(domain))) ?? null;
+        if (internationalLookAlikes.size >= LOOK_ALIKE_CACHE_LIMIT) internationalLookAlikes.clear();
+        internationalLookAlikes.set(detached(domain), target);
+      }
+    } else {
+      target = ldhLookAlikes.get(domain);
+    }
+    return target === null || target === undefined || target.domain === domain ? undefined : target;
+  }
 
   function isWellKnown(domain: string, real: ReturnType<typeof icannSuffix>): boolean {
     return wellKnown.has(domain) || (real?.registrable != null && wellKnown.has(real.registrable));
@@ -385,14 +450,10 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
         return length >= (first ? ANY_SLIP_MIN_LENGTH : TYPICAL_SLIP_MIN_LENGTH);
       case 'delete':
         if (isTypingTypical(edit, target.domain) && !first && length >= TYPICAL_SLIP_MIN_LENGTH) return true;
-        if (first && length >= ANY_SLIP_MIN_LENGTH && target.weight >= DROPPED_FIRST_LETTER_WEIGHT && isVowel(target.head[1])) {
-          return true;
-        }
+        if (first && isVowel(target.head[1]) && target.lettersOnly && takesFirstLetterSlip(target, DROPPED_FIRST_LETTER_WEIGHT)) return true;
         return length >= (first ? FIRST_LETTER_MIN_LENGTH : ANY_SLIP_MIN_LENGTH);
       case 'substitute':
-        if (first && length >= ANY_SLIP_MIN_LENGTH && target.weight >= DOMINANT_WEIGHT && isNeighbour(edit.typed, edit.intended)) {
-          return true;
-        }
+        if (first && isNeighbour(edit.typed, edit.intended) && target.lettersOnly && takesFirstLetterSlip(target, DOMINANT_WEIGHT)) return true;
         if (!isNeighbour(edit.typed, edit.intended) && length < DISTANT_KEY_MIN_LENGTH) {
           if (length < ANY_SLIP_MIN_LENGTH || first || edit.at === target.head.length - 1) return false;
           // Inside the name, or a vowel for a vowel (`gmeil`), or the letter next to it typed twice (`yahho`); a
@@ -402,6 +463,12 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
         }
         return length >= (first ? FIRST_LETTER_MIN_LENGTH : ANY_SLIP_MIN_LENGTH);
     }
+  }
+
+  /** Whether a slip in the first letter of the name is taken: a big provider's name, or a common six-letter one. */
+  function takesFirstLetterSlip(target: Target, bigWeight: number): boolean {
+    if (target.nameLength >= ANY_SLIP_MIN_LENGTH && target.nameWeight >= bigWeight) return true;
+    return target.nameLength >= FIRST_LETTER_SIX_LETTER_NAME && target.nameWeight >= FIRST_LETTER_SIX_LETTER_WEIGHT;
   }
 
   /** Whether a real suffix is taken for a slip of the common domain's suffix. */
@@ -450,15 +517,20 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
     return target?.suffix === domain.slice(start, middle) ? target : undefined;
   }
 
-  function suggestDomains(domain: string): string[] {
+  function suggestDomains(domain: string, international: boolean | undefined): string[] {
     if (wellKnown.has(domain)) return []; // the commonest case, known before the suffix is looked up
     const real = icannSuffix(domain);
     if (isWellKnown(domain, real)) return [];
+    const hasALabels = international ?? hasALabel(domain);
+    const lookAlike = hasALabels ? lookAlikeTarget(domain, true) : undefined;
+    if (lookAlike !== undefined) return [lookAlike.domain];
     const repeated = repeatedSuffixTarget(domain);
     if (repeated !== undefined) return [repeated.domain];
     // A domain that may be real is only ever corrected to a common domain one slip away (two for the dominant
     // providers); most domains have none, which the hash test tells without building the candidates.
     const nearOneSlip = real === null || mayBeOneSlipFromTarget(domain, keyHashes);
+    const ldhLookAlike = nearOneSlip && !hasALabels ? lookAlikeTarget(domain, false) : undefined;
+    if (ldhLookAlike !== undefined) return [ldhLookAlike.domain];
     const twoSlips = nearOneSlip ? undefined : twoSlipTargets(domain);
     if (twoSlips?.length === 0) return [];
     const scored = new Map<string, number>();
@@ -521,10 +593,15 @@ export function createSuggester(options: SuggesterOptions = {}): Suggester {
 
   return {
     isWellKnown: (asciiDomain) => isWellKnown(asciiDomain, icannSuffix(asciiDomain)),
-    suggest(localPart: string, asciiDomain: string): string[] {
-      return suggestDomains(asciiDomain)
+    suggest(localPart: string, asciiDomain: string, international?: boolean): string[] {
+      return suggestDomains(asciiDomain, international)
         .slice(0, maxSuggestions)
         .map((domain) => `${localPart}@${domain}`);
+    },
+    lookAlike(localPart: string, asciiDomain: string, international?: boolean): string[] {
+      if (maxSuggestions < 1 || isWellKnown(asciiDomain, icannSuffix(asciiDomain))) return [];
+      const target = lookAlikeTarget(asciiDomain, international);
+      return target === undefined ? [] : [`${localPart}@${target.domain}`];
     },
   };
 }

@@ -52,6 +52,7 @@ export const RESULT_LAYOUT = [
   'duplicateOf',
   'completedOn',
   'evidence',
+  'hasMixedScriptDomainName',
 ] as const satisfies readonly Exclude<keyof Entry, 'index' | 'status'>[];
 
 /** For each field of ENTRY_FIELDS from the fifth on (the first four are always present), its place in the layout. */
@@ -62,6 +63,7 @@ const LAYOUT_POSITIONS = ENTRY_FIELDS.slice(4).map((field) => {
 });
 const CLASSIFICATION = RESULT_LAYOUT.indexOf('classification');
 const EVIDENCE = RESULT_LAYOUT.indexOf('evidence');
+const MIXED_SCRIPT = RESULT_LAYOUT.indexOf('hasMixedScriptDomainName');
 
 export function toRecord(row: Row): JobRecord {
   const record: Record<string, unknown> = {
@@ -89,8 +91,8 @@ export function toRecord(row: Row): JobRecord {
 
 /** The values of RESULT_LAYOUT for an entry. */
 export function resultValues(entry: Entry): unknown[] {
-  // Evidence, the last field, is rare: without it the array ends before it, as an older row does.
-  const length = entry.evidence === undefined ? EVIDENCE : RESULT_LAYOUT.length;
+  // mailverify's own fields, the last ones, are rare: without them the array ends before them, as an older row does.
+  const length = entry.hasMixedScriptDomainName !== undefined ? RESULT_LAYOUT.length : entry.evidence !== undefined ? EVIDENCE + 1 : EVIDENCE;
   const values = new Array<unknown>(length);
   for (let position = 0; position < length; position++) {
     values[position] = entry[RESULT_LAYOUT[position]!] ?? null;
@@ -111,7 +113,9 @@ export function toEntry(row: Row): Entry {
     const value = values[position];
     if (value !== null && value !== undefined) entry[field] = value;
   }
-  // mailverify's own field, outside the service's order (older rows lack it).
+  // mailverify's own fields, outside the service's order (older rows lack them).
+  const mixedScript = values[MIXED_SCRIPT];
+  if (mixedScript !== null && mixedScript !== undefined) entry['hasMixedScriptDomainName'] = mixedScript;
   const evidence = values[EVIDENCE];
   if (evidence !== null && evidence !== undefined) entry['evidence'] = evidence;
   return entry as unknown as Entry;

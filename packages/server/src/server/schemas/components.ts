@@ -134,6 +134,9 @@ const Entry: JsonSchema = {
     custom: { type: 'string', description: 'The custom data given with the entry.' },
     duplicateOf: index('The index of the first occurrence; status Duplicate only.'),
     completedOn: timestamp('When the entry was verified.'),
+    hasMixedScriptDomainName: flag(
+      "mailverify's own field, not the service's: a label of the domain mixes scripts (UTS #39), as look-alikes of other domains do; present, true, only then.",
+    ),
     evidence: {
       type: 'object',
       additionalProperties: false,
