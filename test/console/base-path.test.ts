@@ -2,9 +2,12 @@
 // REST calls start from the page's own path. In headless Chromium, root signs in at <base>/ (redirected to the
 // console), submits a list, sees it complete and exports it; every request stays under the base path.
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
 import { ROOT, ROOT_PASSWORD, signIn, startConsoleLab, withConsole, type ConsoleLab } from './console-lab.js';
+
+// A browser test on a loaded machine takes its time: each has a minute and a half.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console under a base path in a browser');
 

@@ -3,7 +3,7 @@
 // and the daily usage as a Chart.js bar chart with its table; a Standard user that may read the balance sees it
 // without the pack form, one without the usage permission reads why there is no chart, and one without credits rules
 // is not offered Credits. Every page passes axe-core and nothing is refused or fetched from elsewhere.
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
 import {
   ROOT,
@@ -18,6 +18,9 @@ import {
   withSignedInConsole,
   type ConsoleLab,
 } from './console-lab.js';
+
+// A browser test on a loaded machine takes its time: each has a minute and a half.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console credits page in a browser');
 

@@ -11,9 +11,12 @@ import { join } from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
 import { ROOT, ROOT_PASSWORD, expectAccessible, inPage, isFocused, screenshot, signIn, startConsoleLab, tabTo, withConsole, type ConsoleLab } from './console-lab.js';
+
+// A browser test on a loaded machine takes its time: each has a minute and a half.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console jobs pages in a browser');
 

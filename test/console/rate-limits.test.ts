@@ -2,9 +2,12 @@
 // after its Retry-After, so a busy client address slows the console down instead of breaking its pages. In headless
 // Chromium, while the test process (the same address) keeps the address's bucket empty, the jobs page gets a 429,
 // then its list once the bucket refills.
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
 import { ROOT, ROOT_PASSWORD, signIn, startConsoleLab, withConsole, type ConsoleLab } from './console-lab.js';
+
+// A browser test on a loaded machine takes its time: each has a minute and a half.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console behind request rate limits in a browser');
 

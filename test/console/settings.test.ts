@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TOTP } from 'otpauth';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
 import {
   ROOT,
@@ -22,6 +22,9 @@ import {
   withSignedInConsole,
   type ConsoleLab,
 } from './console-lab.js';
+
+// A browser test on a loaded machine takes its time: each has a minute and a half.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console settings page in a browser');
 

@@ -3,10 +3,13 @@
 // an expired session back at sign-in, a Standard user with a TOTP (the Code step; users and settings of the account
 // not offered), the accessibility of the sign-in page, and nothing refused by the page's CSP.
 import { TOTP } from 'otpauth';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
 import { basic } from '../server/http-client.js';
 import { ROOT, ROOT_PASSWORD, expectAccessible, inPage, isFocused, screenshot, signIn, startConsoleLab, withConsole, type ConsoleLab } from './console-lab.js';
+
+// A browser test on a loaded machine takes its time: each has a minute and a half.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console shell in a browser');
 

@@ -6,7 +6,7 @@
 // fetched from elsewhere. And, without a browser, how the user page's form is read and turned into a JSON Patch.
 import { TOTP } from 'otpauth';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it as unit } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it as unit, vi } from 'vitest';
 import { draftOf, firewallRules, patchOf, throttlingRules } from '../../packages/server/console/src/users/draft.js';
 import type { UserDetail } from '../../packages/server/console/src/users/types.js';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
@@ -23,6 +23,9 @@ import {
   withSignedInConsole,
   type ConsoleLab,
 } from './console-lab.js';
+
+// A browser test on a loaded machine takes its time: each has a minute and a half.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const { path: chromium, it } = needing(CHROMIUM, 'the console users pages in a browser');
 

@@ -11,13 +11,16 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { codeBlocks, ROOT } from '../docs/code-blocks.js';
 import { accessibilityViolations, sharedBrowser, watchPage } from '../lab/browser.js';
 import { startMailLab, type MailLab } from '../lab/mail-lab.js';
 import { startServe, type ServeProcess } from '../lab/serve-process.js';
 import { startSiteverifyLab, type SiteverifyLab } from '../lab/siteverify.js';
 import { CHROMIUM, needing } from '../lab/system-programs.js';
+
+// A browser test on a loaded machine takes its time: each has a minute and a half.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 
 const ROOT_PASSWORD = 'a widget test root password';
 const ROOT_BASIC = `Basic ${Buffer.from(`root:${ROOT_PASSWORD}`).toString('base64')}`;
