@@ -281,7 +281,8 @@ function serverQuickStarts(consumer, env) {
 /**
  * The server's quick start with the binary the package installs (node_modules/.bin/mailverify, as a process manager
  * runs it): the root credentials from the environment, the URL read from its first line, a job submitted and the job
- * list read with Basic authentication, and SIGTERM, on which it must exit with 0.
+ * list read with Basic authentication, the console and the widget served from the package, and SIGTERM, on which it
+ * must exit with 0.
  */
 async function serverQuickStart(consumer, env, command) {
   const server = spawn(join(consumer, 'node_modules', '.bin', command), ['serve', '--port', '0', '--data-dir', `data-${command}`], {
@@ -327,6 +328,17 @@ async function serverQuickStart(consumer, env, command) {
     const anonymous = await fetch(`${origin}/v2.7/email-validations`);
     await anonymous.arrayBuffer();
     equal(anonymous.status, 401, 'the status without credentials');
+
+    // The faces ship in the package: the console's page and its script, and the widget.
+    const page = await fetch(`${origin}/console/`);
+    const html = await page.text();
+    equal([page.status, page.headers.get('content-security-policy')?.startsWith("default-src 'self'")], [200, true], 'the console page');
+    const script = await fetch(new URL(/src="([^"]+\.js)"/.exec(html)?.[1] ?? 'missing.js', `${origin}/console/`));
+    await script.arrayBuffer();
+    equal(script.status, 200, "the console's script");
+    const widget = await fetch(`${origin}/widget/v1.js`);
+    await widget.arrayBuffer();
+    equal(widget.status, 200, 'the widget');
 
     server.kill('SIGTERM');
     const timer = setTimeout(() => server.kill('SIGKILL'), 15_000);
