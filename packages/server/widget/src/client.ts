@@ -1,5 +1,4 @@
 /** One address verified as a one-entry 2.x job of the server's REST interface, with a BrowserApp's key. */
-import type { Captcha, Entry } from './widget.js';
 
 /** The server holds the submission this long for the job to complete. */
 const SUBMISSION_WAIT_MS = 3000;
@@ -7,27 +6,27 @@ const SUBMISSION_WAIT_MS = 3000;
 const POLLING_MS = 15_000;
 const POLL_WAIT_MS = 5000;
 
-interface Job {
+interface Job<E> {
   overview: { id: string; status: string };
-  entries?: { data: Entry[] };
+  entries?: { data: E[] };
 }
 
 /**
  * The entry of `address`; rejects on anything but an answered job (a network error, a refused origin, 401, 402, 429,
- * the time limit) and when `signal` aborts.
+ * the time limit) and when `signal` aborts. `E` is the entry's shape, which widget.ts declares with the module's types.
  */
-export async function verifyAddress(
-  settings: { key: string; endpoint: string; captcha?: () => Promise<Captcha> },
+export async function verifyAddress<E>(
+  settings: { key: string; endpoint: string; captcha?: () => Promise<{ provider: string; token: string }> },
   address: string,
   signal: AbortSignal,
-): Promise<Entry> {
+): Promise<E> {
   const endpoint = `${settings.endpoint.replace(/\/+$/, '')}/v2.7/email-validations`;
   const headers = { Authorization: `Basic ${btoa(`${settings.key}:`)}`, Accept: 'application/json' };
   const limit = new AbortController();
   const deadline = setTimeout(() => limit.abort(), SUBMISSION_WAIT_MS + POLLING_MS);
   const stop = (): void => limit.abort();
   signal.addEventListener('abort', stop);
-  const call = async (url: string, body?: string): Promise<Job> => {
+  const call = async (url: string, body?: string): Promise<Job<E>> => {
     const answer = await fetch(url, {
       ...(body !== undefined && { method: 'POST', body }),
       headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
@@ -35,7 +34,7 @@ export async function verifyAddress(
       signal: limit.signal,
     });
     if (answer.status !== 200 && answer.status !== 202) throw new Error(`answered ${answer.status}`);
-    return (await answer.json()) as Job;
+    return (await answer.json()) as Job<E>;
   };
   try {
     const captcha = settings.captcha === undefined ? undefined : await Promise.race([settings.captcha(), aborted(limit.signal)]);

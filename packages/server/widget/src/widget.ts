@@ -161,7 +161,7 @@ export function attach(input: HTMLInputElement, options: AttachOptions): () => v
     input.setAttribute('data-mailverify-state', 'checking');
     say(messages['Checking']);
     const stop = new AbortController();
-    const done = verifyAddress(options, address, stop.signal).then(
+    const done = verifyAddress<Entry>(options, address, stop.signal).then(
       (entry) => {
         results.delete(address);
         results.set(address, entry);
