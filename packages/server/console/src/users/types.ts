@@ -1,7 +1,9 @@
 /** The users of the REST interface as the console reads them (User overview and User detail, 2.7). */
 
-export const USER_TYPES = ['Administrator', 'Standard', 'BrowserApp'] as const;
-export type UserType = (typeof USER_TYPES)[number];
+// The user types and the firewall and throttling rules are the server's own shapes: one definition for both sides.
+import type { FirewallRule, ThrottlingRule, UserType } from '../../../src/accounts/types.js';
+
+export { USER_TYPES, type FirewallRule, type ThrottlingRule, type UserType } from '../../../src/accounts/types.js';
 
 export interface UserOverview {
   readonly id: string;
@@ -10,19 +12,6 @@ export interface UserOverview {
   readonly isActive: boolean;
   readonly isDeleted?: boolean;
   readonly type: UserType;
-}
-
-export interface FirewallRule {
-  readonly addressFamily: 'IPv4' | 'IPv6';
-  readonly displayName: string;
-  readonly startIP: string;
-  readonly endIP: string;
-}
-
-export interface ThrottlingRule {
-  readonly limit: number;
-  readonly period: 'Minute' | 'Hour' | 'Day';
-  readonly scope: 'Global' | 'IPAddress';
 }
 
 /** The CAPTCHA providers as shown: their settings without secret keys (those are write-only). */
