@@ -1,8 +1,8 @@
 /**
  * The faces of the server for people: the web console at `<base>/console/` and the sign-up form widget at
  * `<base>/widget/`. Both are front-end files built into this package's dist/console and dist/widget (packages/server/
- * console and widget hold their sources); they are read once, compressed once, and answered from memory, so that a
- * request for them costs a lookup. The console is a client of the public interface only: nothing here reads a store.
+ * console and widget hold their sources); they are read at start, compressed once when first asked for, and answered
+ * from memory, so that a request for them costs a lookup. The console is a client of the public interface only: nothing here reads a store.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, sep } from 'node:path';
@@ -31,13 +31,40 @@ const CONTENT_TYPES: Record<string, string> = {
   '.ts': 'text/plain; charset=utf-8',
 };
 
-/** Compressed once: text files in gzip and Brotli, each kept only when smaller. */
 interface Asset {
+  /** The file's path: the key of its compressed forms. */
+  readonly path: string;
   readonly type: string;
   readonly identity: Buffer;
+  readonly cacheControl: string;
+}
+
+/** A text file in gzip and Brotli, each kept only when smaller. */
+interface Compressed {
   readonly gzip?: Buffer;
   readonly br?: Buffer;
-  readonly cacheControl: string;
+}
+
+/**
+ * The compressed forms of every file, made when a client first asks for the file, once per process (every server of
+ * the process shares them): Brotli at its best quality takes a moment that a server's start need not wait for.
+ */
+const COMPRESSED = new Map<string, Compressed>();
+
+function compressedForms(asset: Asset): Compressed {
+  let forms = COMPRESSED.get(asset.path);
+  if (forms === undefined) {
+    const { identity } = asset;
+    const text = /^(text|application\/json|image\/svg)/.test(asset.type);
+    const gzip = text ? gzipSync(identity, { level: 9 }) : undefined;
+    const br = text ? brotliCompressSync(identity, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }) : undefined;
+    forms = {
+      ...(gzip !== undefined && gzip.length < identity.length && { gzip }),
+      ...(br !== undefined && br.length < identity.length && { br }),
+    };
+    COMPRESSED.set(asset.path, forms);
+  }
+  return forms;
 }
 
 /** The folder of a built face (`console` or `widget`) in this package's dist, found from this file up to the package root. */
@@ -69,18 +96,7 @@ function loadAssets(folder: string, cacheControlOf: (path: string) => string): M
         continue;
       }
       const key = relative(folder, path).split(sep).join('/');
-      const type = CONTENT_TYPES[extname(name)] ?? 'application/octet-stream';
-      const identity = readFileSync(path);
-      const text = /^(text|application\/json|image\/svg)/.test(type);
-      const gzip = text ? gzipSync(identity, { level: 9 }) : undefined;
-      const br = text ? brotliCompressSync(identity, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }) : undefined;
-      assets.set(key, {
-        type,
-        identity,
-        ...(gzip !== undefined && gzip.length < identity.length && { gzip }),
-        ...(br !== undefined && br.length < identity.length && { br }),
-        cacheControl: cacheControlOf(key),
-      });
+      assets.set(key, { path, type: CONTENT_TYPES[extname(name)] ?? 'application/octet-stream', identity: readFileSync(path), cacheControl: cacheControlOf(key) });
     }
   };
   walk(folder);
@@ -88,9 +104,10 @@ function loadAssets(folder: string, cacheControlOf: (path: string) => string): M
 }
 
 function send(request: FastifyRequest, reply: FastifyReply, asset: Asset, headers: Record<string, string>): FastifyReply {
-  const offered = (['br', 'gzip'] as const).filter((encoding) => asset[encoding] !== undefined);
+  const forms = compressedForms(asset);
+  const offered = (['br', 'gzip'] as const).filter((encoding) => forms[encoding] !== undefined);
   const encoding = offered.length === 0 ? 'identity' : new Negotiator(request).encoding([...offered, 'identity']);
-  const body = encoding === 'br' || encoding === 'gzip' ? asset[encoding]! : asset.identity;
+  const body = encoding === 'br' || encoding === 'gzip' ? forms[encoding]! : asset.identity;
   reply.headers({ ...headers, 'content-type': asset.type, 'cache-control': asset.cacheControl, 'x-content-type-options': 'nosniff' });
   if (offered.length > 0) reply.header('vary', 'Accept-Encoding');
   // A Content-Encoding already set tells the compression plugin to leave the body as it is.
