@@ -108,9 +108,28 @@ export async function withConsole(lab: ConsoleLab, hash: string, body: (page: Pa
   try {
     await body(page);
     expectClean(watched);
+  } catch (error) {
+    throw await withWhatThePageShowed(error, page, watched);
   } finally {
     await close();
   }
+}
+
+/**
+ * A failure with what the page showed (its text) and any page error, on the message's first line: the line a test
+ * report keeps, so that a step that timed out on a loaded machine says where the page was.
+ */
+async function withWhatThePageShowed(error: unknown, page: Page, watched: ReturnType<typeof watchPage>): Promise<unknown> {
+  if (!(error instanceof Error)) return error;
+  const shown = await page
+    .locator('body')
+    .innerText({ timeout: 2_000 })
+    .then((text) => text.replace(/\s+/g, ' ').trim().slice(0, 400))
+    .catch(() => '(unreadable)');
+  const [first = '', ...rest] = error.message.split('\n');
+  const pageErrors = watched.errors.length > 0 ? `; page errors: ${watched.errors.join(' | ').slice(0, 200)}` : '';
+  error.message = [`${first} [the page showed: ${shown}${pageErrors}]`, ...rest].join('\n');
+  return error;
 }
 
 /** Signs in through the form (Username, Password, Sign in) and waits for the navigation. */

@@ -24,7 +24,8 @@ afterAll(async () => {
 describe('the console shell', () => {
   it('signs root in, offers jobs, users and settings (credits are off), and forgets the token at sign-out', async () => {
     await withConsole(lab, '', async (page) => {
-      await expect(page.getByRole('heading', { name: 'Sign in to mailverify' }).isVisible()).resolves.toBe(true);
+      // The page is drawn by its script after the load: waited for (visible), not looked at once.
+      await page.getByRole('heading', { name: 'Sign in to mailverify' }).waitFor();
       await expectAccessible(page);
       await screenshot(page, 'sign-in');
       await signIn(page, ROOT, ROOT_PASSWORD);

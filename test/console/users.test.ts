@@ -230,13 +230,28 @@ describe('the console users pages', () => {
       await page.getByLabel('Use hCaptcha').check();
       await page.getByLabel('hCaptcha secret').fill('hcaptcha-secret');
       await page.getByLabel('hCaptcha site ID').fill('site-1');
+      // The user read again after the save is held (by the browser, the server's answer unchanged) until an edit is
+      // typed: what the form shows once it arrives keeps that edit, and not the secrets sent.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await page.route(`**/v2.7/users/${id}`, async (route) => {
+        if (route.request().method() === 'GET') await held;
+        await route.continue();
+      });
       await page.getByRole('button', { name: 'Save changes' }).click();
       await page.getByRole('status').getByText('Saved.').waitFor();
       const saved = (await lab.asRoot('GET', `/v2.7/users/${id}`)).body.captcha;
       expect(saved).toEqual({ isEnabled: true, providers: { turnstile: {}, hCaptcha: { siteKey: 'site-1' } } });
+      await page.getByLabel('Display name').fill('Captcha sign-up form');
+      const readAgain = page.waitForResponse((response) => response.url().endsWith(`/v2.7/users/${id}`) && response.request().method() === 'GET');
+      release();
+      await readAgain;
+      await page.unroute(`**/v2.7/users/${id}`);
+      await expect.poll(() => page.getByLabel('Turnstile secret').inputValue()).toBe('');
+      expect(await page.getByLabel('hCaptcha secret').inputValue()).toBe('');
+      expect(await page.getByLabel('Display name').inputValue()).toBe('Captcha sign-up form');
 
       // Saved again without new secrets, the ones given are kept (the server would refuse a provider without one).
-      await page.getByLabel('Display name').fill('Captcha sign-up form');
       await page.getByRole('button', { name: 'Save changes' }).click();
       await page.getByRole('heading', { name: 'Captcha sign-up form', level: 1 }).waitFor();
       expect((await lab.asRoot('GET', `/v2.7/users/${id}`)).body.captcha).toEqual(saved);

@@ -50,6 +50,8 @@ export interface JsonBody {
 }
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+/** White space and the structural characters but quotes: the bytes that leave the tokenizer in its first state. */
+const STRUCTURAL_OR_SPACE = new Set(Buffer.from(' \t\n\r{}[],:'));
 /** Thrown by the token observer at the first bracket past the depth cap. */
 const TOO_DEEP = new Error('the body nests too deep');
 
@@ -81,7 +83,7 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
   const frames: Frame[] = [];
   let awaitingEntries = false;
 
-  const tokenizer = new Tokenizer();
+  const tokenizer = keepingByteOrderMarks(new Tokenizer());
   const parser = new TokenParser({ paths: ['$.entries.*', ...members.map((name) => `$.${name}`)], keepStack: false });
   tokenizer.onError = (error) => {
     if (error === TOO_DEEP) deep = true;
@@ -176,16 +178,19 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
     return rest;
   };
 
-  /** Only white space fed so far (after the byte order marks). */
-  let leading = true;
+  /**
+   * Only white space and brackets, commas and colons fed so far (after the byte order marks): the tokenizer is still
+   * in its first state, where it takes a byte order mark as one at the start until the first string, number or
+   * literal. JSON.parse (the buffered parser) refuses one there: malformed JSON (RFC 8259, section 2: white space is
+   * space, tab, line feed, return).
+   */
+  let tokenizerAtStart = true;
   const feed = (bytes: Buffer): void => {
-    if (leading) {
-      // The tokenizer takes a byte order mark after leading white space as one at the start; JSON.parse (the buffered
-      // parser) refuses it: malformed JSON (RFC 8259, section 2: white space is space, tab, line feed, return).
+    if (tokenizerAtStart) {
       for (const byte of bytes) {
-        if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue;
+        if (STRUCTURAL_OR_SPACE.has(byte)) continue;
         if (byte === BOM[0]) jsonError = true;
-        leading = false;
+        tokenizerAtStart = false;
         break;
       }
     }
@@ -249,6 +254,17 @@ export async function readJsonBody(body: StreamedBody, bodyLimit: number, member
   throwReaderFailure();
   if (jsonError || !parser.isEnded || poisoned) throw new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
   return result;
+}
+
+/**
+ * The tokenizer with a string builder that keeps U+FEFF: its own decodes each run of a string with a TextDecoder
+ * whose `ignoreBOM` is off, which drops the character at the start of every run (`"a\uFEFFb"` became `"ab"`).
+ */
+function keepingByteOrderMarks(tokenizer: Tokenizer): Tokenizer {
+  const builder = (tokenizer as unknown as { bufferedString?: { decoder?: InstanceType<typeof TextDecoder> } }).bufferedString;
+  if (!(builder?.decoder instanceof TextDecoder)) throw new Error('@streamparser/json: the tokenizer has no string decoder to replace');
+  builder.decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  return tokenizer;
 }
 
 /** The chunks of a body; an error of the stream without a client-error status gets 400, as Fastify gives it. */

@@ -108,12 +108,16 @@ function UserForm({ api, path, loaded, readOnly, mayMakeAdministrators, onSaved,
   const base = useRef(draft);
   const { busy, error, setError, run } = useAction();
   const [saved, setSaved] = useState<string | null>(null);
+  /** Set by a save: the user read again after it keeps what was edited since (the form is open while it is read). */
+  const rebaseNext = useRef(false);
   // The user as read again (after a save, a TOTP change or a conflict) is what the form shows.
   useEffect(() => {
     const next = draftOf(read);
     const previous = base.current;
     base.current = next;
-    setDraft((current) => (loaded.keepEdits === true ? rebased(previous, current, next) : next));
+    const keep = loaded.keepEdits === true || rebaseNext.current;
+    rebaseNext.current = false;
+    setDraft((current) => (keep ? rebased(previous, current, next) : next));
   }, [read]);
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => {
     setSaved(null);
@@ -136,6 +140,7 @@ function UserForm({ api, path, loaded, readOnly, mayMakeAdministrators, onSaved,
       throw caught;
     }
     if (operations.length === 0) return setSaved('Nothing changed.');
+    const sent = draft;
     await run(async () => {
       try {
         await api.request<UserOverview>('PATCH', path, { patch: operations, ifMatch: loaded.etag });
@@ -143,6 +148,9 @@ function UserForm({ api, path, loaded, readOnly, mayMakeAdministrators, onSaved,
         if (!(caught instanceof ApiError && caught.status === 412)) throw caught;
         return onConflict(caught);
       }
+      // What was sent is the base of the next read: an edit made after it stays, a secret sent is cleared.
+      base.current = sent;
+      rebaseNext.current = true;
       setSaved('Saved.');
       onSaved();
     });
